@@ -1,0 +1,74 @@
+"""Sphinx configuration for the TVM FFI Kernel Cookbook.
+
+Built by `make docs` as `sphinx-build -c conf docs _build/html -W --keep-going -n`.
+The build runs offline: no intersphinx, no remote assets. Doxygen XML of
+include/ffi_cookbook is produced by the Makefile before Sphinx runs.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+BUILD = Path(os.environ.get("FFI_COOKBOOK_BUILD_DIR", ROOT / "_build"))
+
+project = "TVM FFI Kernel Cookbook"
+author = "The TVM FFI Kernel Cookbook authors"
+copyright = "2026, " + author
+
+extensions = [
+    "myst_nb",
+    "breathe",
+    "sphinx_copybutton",
+    "sphinx_design",
+]
+
+root_doc = "index"
+exclude_patterns = [
+    "_build",
+    "**/build",
+    "**/.ipynb_checkpoints",
+    "cookbook/*/README.md",
+    "cookbook/*/*.py",
+]
+source_suffix = {".rst": "restructuredtext", ".md": "myst-nb", ".ipynb": "myst-nb"}
+
+# -- MyST and notebooks -----------------------------------------------------
+myst_enable_extensions = ["colon_fence", "deflist", "dollarmath"]
+myst_heading_anchors = 3
+nb_execution_mode = "cache"
+nb_execution_cache_path = str(BUILD / ".jupyter_cache")
+nb_execution_in_temp = False  # recipes build the sources that sit next to them
+nb_execution_timeout = 900
+nb_execution_raise_on_error = True
+nb_execution_show_tb = True
+nb_merge_streams = True
+
+# -- C++ API reference through breathe ---------------------------------------
+breathe_projects = {"ffi_cookbook": str(BUILD / "doxygen" / "xml")}
+breathe_default_project = "ffi_cookbook"
+breathe_default_members = ("members",)
+cpp_index_common_prefix = ["ffi_cookbook::"]
+# DLPack and tvm::ffi types come from the tvm_ffi headers, which are not part of
+# this reference; do not ask Sphinx to resolve them.
+nitpick_ignore_regex = [
+    ("cpp:identifier", r"(DL\w+|kDL\w+|tvm|tvm::ffi|tvm::ffi::\w+|u?int\d+_t|size_t|cudaStream_t|F|T)"),
+    # template arguments of FromFloat<> specialisations are not resolved by Sphinx
+    ("cpp:identifier", r"(Float16|BFloat16)"),
+    # exception kinds named by "\\throws": Python exception classes, not C++ types
+    ("cpp:identifier", r"(TypeError|ValueError|RuntimeError)"),
+]
+
+# -- HTML ---------------------------------------------------------------------
+html_theme = "sphinx_book_theme"
+html_title = project
+html_static_path = [str(ROOT / "docs" / "_static")]
+html_theme_options = {
+    "show_toc_level": 2,
+    "use_download_button": True,
+    "home_page_in_toc": True,
+}
+html_last_updated_fmt = None
+pygments_style = "default"
+suppress_warnings = ["mystnb.unknown_mime_type"]

@@ -1,0 +1,84 @@
+"""add_one: the built library matches NumPy and torch, and rejects bad input."""
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+import tvm_ffi
+
+from ffi_cookbook.testing import TOLERANCE, needs_cuda
+
+LIBRARY = Path(__file__).resolve().parent / "build" / "libadd_one.so"
+SHAPES = [(0,), (1,), (7,), (3, 5), (2, 3, 4)]
+DTYPES = [torch.float32, torch.float16, torch.bfloat16]
+
+
+@pytest.fixture(scope="module")
+def mod():
+    return tvm_ffi.load_module(str(LIBRARY))
+
+
+def sample_inputs(device, dtype, shape):
+    x = torch.randn(shape, generator=torch.Generator().manual_seed(0)).to(device=device, dtype=dtype)
+    return x, torch.empty_like(x)
+
+
+def reference(x):
+    return (x.float() + 1).to(x.dtype)
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("shape", SHAPES, ids=str)
+def test_cpu_matches_torch(mod, dtype, shape):
+    x, y = sample_inputs("cpu", dtype, shape)
+    mod.add_one_cpu(x, y)
+    rtol, atol = TOLERANCE[str(dtype).removeprefix("torch.")]
+    torch.testing.assert_close(y, reference(x), rtol=rtol, atol=atol)
+
+
+@pytest.mark.parametrize("shape", SHAPES, ids=str)
+def test_cpu_matches_numpy(mod, shape):
+    x = np.random.default_rng(0).standard_normal(shape).astype(np.float32)
+    y = np.full_like(x, np.nan)
+    mod.add_one_cpu(x, y)
+    np.testing.assert_array_equal(y, x + 1)
+
+
+def test_tvm_ffi_tensor(mod):
+    x = np.arange(4, dtype=np.float32)
+    y = tvm_ffi.from_dlpack(np.zeros_like(x))
+    mod.add_one_cpu(tvm_ffi.from_dlpack(x), y)
+    np.testing.assert_array_equal(np.from_dlpack(y), x + 1)
+
+
+@pytest.mark.parametrize(
+    "x, y, error, message",
+    [
+        (np.zeros(3, np.int32), np.zeros(3, np.int32), TypeError, "argument 'x': expected dtype float32, float16 or bfloat16, got int32"),
+        (np.zeros(3, np.float32), np.zeros(3, np.float64), TypeError, "argument 'y': expected dtype float32"),
+        (np.zeros(3, np.float32), np.zeros(4, np.float32), ValueError, "argument 'y': expected shape [3]"),
+        (np.zeros((3, 4), np.float32).T, np.zeros((4, 3), np.float32), ValueError, "argument 'x': expected a contiguous tensor"),
+    ],
+)
+def test_cpu_rejects_bad_input(mod, x, y, error, message):
+    with pytest.raises(error) as info:
+        mod.add_one_cpu(x, y)
+    assert message in str(info.value)
+
+
+def test_cuda_entry_rejects_cpu_tensor(mod):
+    if not hasattr(mod, "add_one_cuda"):
+        pytest.skip("CUDA variant not built (no nvcc)")
+    with pytest.raises(ValueError, match="argument 'x': expected a tensor on cuda, got one on cpu:0"):
+        mod.add_one_cuda(np.zeros(3, np.float32), np.zeros(3, np.float32))
+
+
+@needs_cuda
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("shape", SHAPES, ids=str)
+def test_cuda_matches_torch(mod, dtype, shape):
+    x, y = sample_inputs("cuda", dtype, shape)
+    mod.add_one_cuda(x, y)
+    rtol, atol = TOLERANCE[str(dtype).removeprefix("torch.")]
+    torch.testing.assert_close(y, reference(x), rtol=rtol, atol=atol)

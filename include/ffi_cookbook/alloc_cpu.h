@@ -1,0 +1,58 @@
+/*!
+ * \file ffi_cookbook/alloc_cpu.h
+ * \brief A host-memory allocator for tvm::ffi::Tensor::FromNDAlloc.
+ *
+ * FromNDAlloc takes any object with `AllocData(DLTensor*)` and
+ * `FreeData(DLTensor*)`. The tensor keeps a copy of the allocator and calls
+ * FreeData when its last reference goes away, so the code of FreeData must
+ * still be loaded then: prefer FromEnvAlloc (env_alloc.h) in kernel libraries
+ * and load modules with `keep_module_alive=True` (the default) otherwise.
+ */
+#ifndef FFI_COOKBOOK_ALLOC_CPU_H_
+#define FFI_COOKBOOK_ALLOC_CPU_H_
+
+#include <tvm/ffi/container/tensor.h>
+#include <tvm/ffi/error.h>
+
+#include <cstdlib>
+
+namespace ffi_cookbook {
+
+/*!
+ * \defgroup alloc_cpu CPU allocator for FromNDAlloc
+ * \{
+ */
+
+/*!
+ * \brief Allocates tensor storage with 64-byte aligned `std::aligned_alloc`.
+ *
+ * \code
+ * tvm::ffi::Tensor t = tvm::ffi::Tensor::FromNDAlloc(
+ *     ffi_cookbook::CPUAllocator(), {2, 3}, DLDataType{kDLFloat, 32, 1}, DLDevice{kDLCPU, 0});
+ * \endcode
+ */
+struct CPUAllocator {
+  /*! \brief Alignment of every allocation, in bytes. */
+  static constexpr size_t kAlignment = 64;
+
+  /*! \brief Fill `t->data` with fresh storage of `GetDataSize(*t)` bytes. */
+  void AllocData(DLTensor* t) {
+    size_t bytes = tvm::ffi::GetDataSize(*t);
+    size_t rounded = (bytes + kAlignment - 1) / kAlignment * kAlignment;
+    // aligned_alloc(…, 0) may return nullptr; always ask for at least one block.
+    t->data = std::aligned_alloc(kAlignment, rounded == 0 ? kAlignment : rounded);
+    if (t->data == nullptr) {
+      TVM_FFI_THROW(RuntimeError) << "CPUAllocator: out of memory allocating " << bytes
+                                  << " bytes";
+    }
+  }
+
+  /*! \brief Release the storage made by AllocData. */
+  void FreeData(DLTensor* t) { std::free(t->data); }
+};
+
+/*! \} */
+
+}  // namespace ffi_cookbook
+
+#endif  // FFI_COOKBOOK_ALLOC_CPU_H_

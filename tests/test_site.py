@@ -1,0 +1,52 @@
+"""The site built by `make docs` has no warnings and shows executed notebooks.
+
+`make test` builds the site first (Sphinx with -W --keep-going -n, every
+notebook executed by myst-nb); these tests check what that build left behind.
+"""
+
+import html as html_lib
+import re
+
+import pytest
+
+BUILD = "_build"
+
+
+@pytest.fixture(scope="module")
+def html(root):
+    out = root / BUILD / "html"
+    if not (out / "index.html").is_file():
+        pytest.fail("the site is not built: run `make docs` (make test does it first)")
+    return out
+
+
+def page_text(path):
+    """The visible text of a built page: tags dropped, entities decoded."""
+    return html_lib.unescape(re.sub(r"<[^>]+>", "", path.read_text()))
+
+
+def test_build_has_zero_warnings(root, html):
+    log = root / BUILD / "warnings.log"
+    assert log.is_file()
+    assert log.read_text() == ""
+
+
+def test_every_recipe_notebook_is_rendered_with_outputs(root, html):
+    recipes = sorted(p.parent.name for p in (root / "cookbook").glob("*/notebook.md"))
+    assert recipes, "no recipe notebooks found"
+    for name in recipes:
+        page = (html / "cookbook" / name / "notebook.html").read_text()
+        assert "cell_output" in page, f"{name}: notebook page has no executed output"
+
+
+def test_add_one_page_shows_executed_results(html):
+    page = page_text(html / "cookbook" / "01-add-one" / "notebook.html")
+    assert "variants compiled:" in page
+    assert "TypeError: argument 'x': expected dtype float32, float16 or bfloat16, got int32" in page
+
+
+def test_api_page_renders_helpers(html):
+    page = (html / "api" / "index.html").read_text()
+    for name in ["CheckDevice", "CheckSameShape", "DispatchFloat", "EmptyLike", "CPUAllocator",
+                 "CUDAAllocator", "NVSHMEMAllocator", "CurrentStream", "BlocksFor"]:
+        assert re.search(rf"\b{name}\b", page), name
