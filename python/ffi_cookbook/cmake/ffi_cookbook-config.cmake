@@ -12,6 +12,10 @@
 #   CMAKE_CUDA_ARCHITECTURES defaults to "80;90" (set explicitly: no GPU to detect)
 include_guard(GLOBAL)
 
+# Every build through this package records what it compiled; the snippet
+# checker reads compile_commands.json to know which shown files really build.
+set(CMAKE_EXPORT_COMPILE_COMMANDS ON)
+
 set(FFI_COOKBOOK_CUDA AUTO CACHE STRING "Build CUDA sources: AUTO, ON or OFF")
 set(FFI_COOKBOOK_NVSHMEM AUTO CACHE STRING "Build NVSHMEM sources: AUTO, ON or OFF")
 set(FFI_COOKBOOK_SANITIZE "" CACHE STRING "Sanitizers for -fsanitize=, e.g. address,undefined")
