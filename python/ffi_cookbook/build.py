@@ -42,6 +42,5 @@ def cmake_build(folder: str | Path = ".", *extra: str, verbose: bool = True) -> 
 def built_variants(build_dir: str | Path) -> dict[str, bool]:
     """Which toolchains the configure step found, read from the CMake cache."""
     cache = (Path(build_dir) / "CMakeCache.txt").read_text()
-    found = {"cuda": "CMAKE_CUDA_COMPILER:" in cache and "CMAKE_CUDA_COMPILER-NOTFOUND" not in cache}
-    found["cpu"] = True
-    return found
+    cuda = "CMAKE_CUDA_COMPILER:" in cache and "CMAKE_CUDA_COMPILER-NOTFOUND" not in cache
+    return {"cpu": True, "cuda": cuda}
