@@ -1,0 +1,47 @@
+// Tensor vs TensorView: who owns a tensor's memory, and for how long.
+#include <ffi_cookbook/check.h>
+#include <tvm/ffi/container/tensor.h>
+#include <tvm/ffi/function.h>
+
+#include <cstdint>
+
+namespace {
+
+namespace ffi = tvm::ffi;
+
+// [view_sum_cpu.begin]
+// A TensorView borrows the caller's tensor: it may read the metadata and the
+// data during the call, and must not be kept after the call returns.
+double ViewSumCPU(ffi::TensorView x) {
+  ffi_cookbook::CheckDevice(x, "x", kDLCPU);
+  ffi_cookbook::CheckDtype(x, "x", DLDataType{kDLFloat, 32, 1});
+  ffi_cookbook::CheckContiguous(x, "x");
+  const float* data = static_cast<const float*>(x.data_ptr());
+  double sum = 0.0;
+  for (int64_t i = 0; i < x.numel(); ++i) sum += data[i];
+  return sum;
+}
+// [view_sum_cpu.end]
+
+// [tensor_use_count.begin]
+// An ffi::Tensor argument is an owning reference: while this function runs,
+// it is one of the owners that use_count() reports.
+int64_t TensorUseCount(ffi::Tensor t) { return t.use_count(); }
+// [tensor_use_count.end]
+
+// [tensor_keep.begin]
+// The returned function captures `t` by value, so it owns the tensor for as
+// long as someone holds the function; calling it returns the same tensor.
+ffi::Function TensorKeep(ffi::Tensor t) {
+  return ffi::Function::FromTyped([t]() -> ffi::Tensor { return t; });
+}
+// [tensor_keep.end]
+
+}  // namespace
+
+// [tensor_view_exports.begin]
+// tensor_use_count and tensor_keep never touch the data: they serve any device.
+TVM_FFI_DLL_EXPORT_TYPED_FUNC(view_sum_cpu, ViewSumCPU);
+TVM_FFI_DLL_EXPORT_TYPED_FUNC(tensor_use_count, TensorUseCount);
+TVM_FFI_DLL_EXPORT_TYPED_FUNC(tensor_keep, TensorKeep);
+// [tensor_view_exports.end]
