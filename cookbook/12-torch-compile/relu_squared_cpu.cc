@@ -1,0 +1,30 @@
+// relu_squared on the CPU: out = max(x, 0)^2 for float32, into a preallocated out.
+#include <ffi_cookbook/check.h>
+#include <tvm/ffi/container/tensor.h>
+#include <tvm/ffi/function.h>
+
+namespace {
+
+namespace ffi = tvm::ffi;
+
+// [relu_squared_cpu_entry.begin]
+void ReluSquaredCPU(ffi::TensorView x, ffi::TensorView out) {
+  ffi_cookbook::CheckDevice(x, "x", kDLCPU);
+  ffi_cookbook::CheckDtype(x, "x", DLDataType{kDLFloat, 32, 1});
+  ffi_cookbook::CheckContiguous(x, "x");
+  ffi_cookbook::CheckSameDevice(x, "x", out, "out");
+  ffi_cookbook::CheckSameDtype(x, "x", out, "out");
+  ffi_cookbook::CheckSameShape(x, "x", out, "out");
+  ffi_cookbook::CheckContiguous(out, "out");
+  const float* src = static_cast<const float*>(x.data_ptr());
+  float* dst = static_cast<float*>(out.data_ptr());
+  for (int64_t i = 0; i < x.numel(); ++i) {
+    float r = src[i] > 0.0f ? src[i] : 0.0f;
+    dst[i] = r * r;
+  }
+}
+// [relu_squared_cpu_entry.end]
+
+}  // namespace
+
+TVM_FFI_DLL_EXPORT_TYPED_FUNC(relu_squared_cpu, ReluSquaredCPU);
