@@ -19,7 +19,7 @@ SPHINX_FLAGS := -W --keep-going -n -q
 HEADERS := $(wildcard include/ffi_cookbook/*.h)
 DOXYGEN_XML := $(BUILD)/doxygen/xml/index.xml
 
-.PHONY: all docs test serve clean distclean venv runtime doxygen-tool
+.PHONY: all docs html snippets test serve clean distclean venv runtime doxygen-tool
 
 all: docs
 
@@ -53,9 +53,20 @@ $(DOXYGEN_XML): conf/Doxyfile $(HEADERS) | doxygen-tool
 	@mkdir -p $(BUILD)/doxygen
 	( cat conf/Doxyfile; echo "OUTPUT_DIRECTORY = $(BUILD)/doxygen" ) | doxygen -
 
-docs: runtime $(DOXYGEN_XML)
-	FFI_COOKBOOK_BUILD_DIR=$(abspath $(BUILD)) $(PY) -m sphinx -b html -c conf docs $(BUILD)/html \
+SPHINX = FFI_COOKBOOK_BUILD_DIR=$(abspath $(BUILD)) $(PY) -m sphinx -b html -c conf docs $(BUILD)/html \
 	  $(SPHINX_FLAGS) -d $(BUILD)/doctrees -w $(BUILD)/warnings.log
+
+# The site, notebooks executed (myst-nb caches them in $(BUILD)/.jupyter_cache).
+html: runtime $(DOXYGEN_XML)
+	$(SPHINX)
+
+# Verify every code block of the built site; fails on anything unverified.
+snippets: html
+	$(PY) -m tools.snippets --out $(BUILD)/snippets
+
+# A second, incremental Sphinx pass puts the fresh snippet report on its page.
+docs: snippets
+	$(SPHINX)
 	@echo "Site built: open $(abspath $(BUILD))/html/index.html (or run: make serve)"
 
 test: docs

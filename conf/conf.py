@@ -8,10 +8,12 @@ include/ffi_cookbook is produced by the Makefile before Sphinx runs.
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 BUILD = Path(os.environ.get("FFI_COOKBOOK_BUILD_DIR", ROOT / "_build"))
+sys.path.insert(0, str(ROOT))  # for tools.snippets.sphinx_ext
 
 project = "TVM FFI Kernel Cookbook"
 author = "The TVM FFI Kernel Cookbook authors"
@@ -22,7 +24,10 @@ extensions = [
     "breathe",
     "sphinx_copybutton",
     "sphinx_design",
+    "tools.snippets.sphinx_ext",  # {snippet} blocks and the snippet report page
 ]
+# Written by `make snippets` (python -m tools.snippets); rendered by {snippet-report}.
+snippets_report = str(BUILD / "snippets" / "report.json")
 
 root_doc = "index"
 exclude_patterns = [

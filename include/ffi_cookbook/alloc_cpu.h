@@ -26,7 +26,7 @@ namespace ffi_cookbook {
 /*!
  * \brief Allocates tensor storage with 64-byte aligned `std::aligned_alloc`.
  *
- * \code
+ * \code{.cpp}
  * tvm::ffi::Tensor t = tvm::ffi::Tensor::FromNDAlloc(
  *     ffi_cookbook::CPUAllocator(), {2, 3}, DLDataType{kDLFloat, 32, 1}, DLDevice{kDLCPU, 0});
  * \endcode

@@ -23,7 +23,7 @@ namespace ffi_cookbook {
 /*!
  * \brief Allocates device memory with `cudaMalloc` on the tensor's device.
  *
- * \code
+ * \code{.cu}
  * tvm::ffi::Tensor t = tvm::ffi::Tensor::FromNDAlloc(
  *     ffi_cookbook::CUDAAllocator(), {1024}, DLDataType{kDLFloat, 32, 1}, DLDevice{kDLCUDA, 0});
  * \endcode

@@ -23,7 +23,7 @@ namespace ffi_cookbook {
 /*!
  * \brief Allocates tensors on the NVSHMEM symmetric heap.
  *
- * \code
+ * \code{.cu}
  * tvm::ffi::Tensor t = tvm::ffi::Tensor::FromNDAlloc(
  *     ffi_cookbook::NVSHMEMAllocator(), {1024}, DLDataType{kDLFloat, 32, 1},
  *     DLDevice{kDLCUDA, 0});

@@ -56,7 +56,7 @@ inline std::string DeviceName(DLDevice device) {
 /*!
  * \brief Require a tensor to live on a device of the given type.
  *
- * \code
+ * \code{.cpp}
  * ffi_cookbook::CheckDevice(x, "x", kDLCPU);  // ValueError if x is on a GPU
  * \endcode
  * \param t The tensor.
@@ -75,7 +75,7 @@ inline void CheckDevice(const tvm::ffi::TensorView& t, const char* name, DLDevic
 /*!
  * \brief Require a tensor to have exactly the given dtype.
  *
- * \code
+ * \code{.cpp}
  * ffi_cookbook::CheckDtype(x, "x", DLDataType{kDLFloat, 32, 1});
  * \endcode
  * \param t The tensor.
@@ -121,7 +121,7 @@ inline void CheckContiguous(const tvm::ffi::TensorView& t, const char* name) {
 /*!
  * \brief Require two tensors to have the same shape.
  *
- * \code
+ * \code{.cpp}
  * ffi_cookbook::CheckSameShape(x, "x", y, "y");
  * \endcode
  * \param a The first tensor.

@@ -132,10 +132,14 @@ constexpr DLDataType kBFloat16{kDLBfloat, 16, 1};
 /*!
  * \brief Call `f(TypeTag<T>{})` with T matching a runtime dtype.
  *
- * \code
+ * \code{.cpp}
  * ffi_cookbook::DispatchFloat(x.dtype(), "x", [&](auto tag) {
  *   using T = typename decltype(tag)::type;  // float, Float16 or BFloat16
- *   Scale(static_cast<const T*>(x.data_ptr()), ...);
+ *   const T* in = static_cast<const T*>(x.data_ptr());
+ *   T* out = static_cast<T*>(y.data_ptr());
+ *   for (int64_t i = 0; i < x.numel(); ++i) {
+ *     out[i] = ffi_cookbook::FromFloat<T>(2.0f * ffi_cookbook::ToFloat(in[i]));
+ *   }
  * });
  * \endcode
  * \param dtype The dtype of the tensor to dispatch on.

@@ -31,8 +31,8 @@ inline bool HasEnvAllocator() { return TVMFFIEnvGetDLPackManagedTensorAllocator(
 /*!
  * \brief A new, uninitialised tensor from the framework allocator.
  *
- * \code
- * tvm::ffi::Tensor y = ffi_cookbook::Empty(x.shape(), x.dtype(), x.device());
+ * \code{.cpp}
+ * tvm::ffi::Tensor out = ffi_cookbook::Empty(x.shape(), x.dtype(), x.device());
  * \endcode
  * \param shape The shape of the result.
  * \param dtype The dtype of the result.

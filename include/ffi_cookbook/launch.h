@@ -33,8 +33,9 @@ inline unsigned int BlocksFor(int64_t n) {
 /*!
  * \brief Raise a RuntimeError if the last kernel launch failed.
  *
- * \code
- * MyKernel<<<ffi_cookbook::BlocksFor(n), ffi_cookbook::kThreadsPerBlock, 0, stream>>>(...);
+ * \code{.cu}
+ * cudaStream_t stream = ffi_cookbook::CurrentStream(x.device());
+ * MyKernel<<<ffi_cookbook::BlocksFor(n), ffi_cookbook::kThreadsPerBlock, 0, stream>>>(data, n);
  * ffi_cookbook::CheckLaunch();
  * \endcode
  */

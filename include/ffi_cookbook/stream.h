@@ -25,9 +25,9 @@ namespace ffi_cookbook {
 /*!
  * \brief The caller's current stream for a CUDA device.
  *
- * \code
+ * \code{.cu}
  * cudaStream_t stream = ffi_cookbook::CurrentStream(x.device());
- * MyKernel<<<blocks, threads, 0, stream>>>(...);
+ * MyKernel<<<ffi_cookbook::BlocksFor(n), ffi_cookbook::kThreadsPerBlock, 0, stream>>>(data, n);
  * \endcode
  * \param device A CUDA device.
  * \return The stream to launch on (nullptr means the default stream).

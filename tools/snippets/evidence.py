@@ -1,0 +1,152 @@
+"""Evidence that a file shown with literalinclude is compiled, configured or tested.
+
+Nothing here is a hand-kept list: the evidence is what the builds left behind.
+- C, C++, CUDA sources: an entry in some build's compile_commands.json whose
+  object file exists and is newer than the source.
+- Headers: a dependency of an object of such a build (`ninja -t deps`).
+- CMake files: an input of a configured CMake build (the RERUN_CMAKE inputs in
+  build.ninja), and build.ninja newer than the file.
+- Python files: test modules that pytest collects (pyproject's testpaths and
+  python_files).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import json
+import os
+import re
+import subprocess
+import tomllib
+from functools import cached_property
+from pathlib import Path
+
+from .collect import Block
+
+SOURCES = {".c", ".cc", ".cpp", ".cxx", ".cu"}
+HEADERS = {".h", ".hh", ".hpp", ".cuh"}
+PRUNE = {".git", ".venv", "node_modules", "__pycache__", "_build", "scratch"}
+
+
+def _newer(product: Path, source: Path) -> bool:
+    return product.is_file() and product.stat().st_mtime >= source.stat().st_mtime
+
+
+class Evidence:
+    def __init__(self, root: Path):
+        self.root = root
+
+    @cached_property
+    def build_dirs(self) -> list[Path]:
+        """Every CMake build folder under the root (one holding CMakeCache.txt)."""
+        found = []
+        for folder, dirs, files in os.walk(self.root):
+            dirs[:] = [d for d in dirs if d not in PRUNE]
+            if "CMakeCache.txt" in files:
+                found.append(Path(folder))
+                dirs[:] = []
+        return found
+
+    @cached_property
+    def objects(self) -> dict[Path, list[Path]]:
+        """Compiled source -> the object files built from it."""
+        table: dict[Path, list[Path]] = {}
+        for build in self.build_dirs:
+            db = build / "compile_commands.json"
+            if not db.is_file():
+                continue
+            for entry in json.loads(db.read_text()):
+                directory = Path(entry["directory"])
+                source = (directory / entry["file"]).resolve()
+                output = entry.get("output") or _output_from_command(entry)
+                if output:
+                    table.setdefault(source, []).append((directory / output).resolve())
+        return table
+
+    @cached_property
+    def header_deps(self) -> dict[Path, Path]:
+        """Header -> one object file that includes it (from ninja's dependency log)."""
+        deps: dict[Path, Path] = {}
+        for build in self.build_dirs:
+            if not (build / "build.ninja").is_file():
+                continue
+            done = subprocess.run(["ninja", "-C", str(build), "-t", "deps"], capture_output=True, text=True)
+            target = None
+            for line in done.stdout.splitlines():
+                if line and not line.startswith(" "):
+                    target = (build / line.split(":")[0]).resolve()
+                elif line.strip() and target is not None:
+                    deps.setdefault((build / line.strip()).resolve(), target)
+        return deps
+
+    @cached_property
+    def cmake_inputs(self) -> dict[Path, Path]:
+        """CMake file -> the build.ninja of a configured build that read it."""
+        inputs: dict[Path, Path] = {}
+        for build in self.build_dirs:
+            ninja = build / "build.ninja"
+            if not ninja.is_file():
+                continue
+            text = ninja.read_text().replace("$\n", " ")
+            match = re.search(r"^build build\.ninja[^\n]*?: RERUN_CMAKE[^|\n]*\|([^\n]*)", text, re.M)
+            for item in re.split(r"(?<!\$) ", match.group(1)) if match else []:
+                item = item.replace("$ ", " ").strip()
+                if item:
+                    inputs.setdefault((build / item).resolve(), ninja)
+        return inputs
+
+    @cached_property
+    def test_modules(self) -> set[Path]:
+        config = tomllib.loads((self.root / "pyproject.toml").read_text()) if (self.root / "pyproject.toml").is_file() else {}
+        options = config.get("tool", {}).get("pytest", {}).get("ini_options", {})
+        found = set()
+        for folder in options.get("testpaths", []):
+            for path in (self.root / folder).rglob("*.py"):
+                if any(fnmatch.fnmatch(path.name, p) for p in options.get("python_files", ["test_*.py"])):
+                    found.add(path.resolve())
+        return found
+
+    def _importing_test(self, path: Path) -> Path | None:
+        """A pytest test module next to `path` that imports it by module name."""
+        pattern = _imports(path.stem)
+        for test in sorted(self.test_modules):
+            if test.parent == path.parent and pattern.search(test.read_text()):
+                return test
+        return None
+
+    def verify(self, block: Block) -> None:
+        path = block.include
+        shown = path.relative_to(self.root) if path.is_relative_to(self.root) else path
+        suffix = path.suffix.lower()
+        if suffix in SOURCES:
+            objects = self.objects.get(path, [])
+            if any(_newer(o, path) for o in objects):
+                return block.ok(f"{shown} is compiled by a build (compile_commands.json, object up to date)")
+            why = "its object is older than the source: rebuild" if objects else "no build compiles it"
+            return block.fail(f"{shown}: {why}")
+        if suffix in HEADERS:
+            user = self.header_deps.get(path)
+            if user is not None and _newer(user, path):
+                return block.ok(f"{shown} is included by a compiled object ({user.name})")
+            return block.fail(f"{shown}: no compiled object includes it (or its object is stale)")
+        if path.name == "CMakeLists.txt" or suffix == ".cmake":
+            ninja = self.cmake_inputs.get(path)
+            if ninja is not None and _newer(ninja, path):
+                return block.ok(f"{shown} is read by a configured CMake build")
+            return block.fail(f"{shown}: no configured CMake build reads it (or the build is stale)")
+        if suffix == ".py" and path in self.test_modules:
+            return block.ok(f"{shown} is a test module pytest runs")
+        if suffix == ".py":
+            user = self._importing_test(path)
+            if user is not None:
+                return block.ok(f"{shown} is imported by {user.name}, a test module pytest runs")
+        return block.fail(f"{shown}: no build or test uses this file")
+
+
+def _imports(module: str) -> re.Pattern:
+    return re.compile(rf"^\s*(?:from\s+{module}\s+import|import\s+{module}\b)", re.M)
+
+
+def _output_from_command(entry: dict) -> str | None:
+    args = entry.get("arguments") or entry.get("command", "").split()
+    return args[args.index("-o") + 1] if "-o" in args[:-1] else None

@@ -1,0 +1,104 @@
+"""Lint marker regions: `// [name.begin]` ... `// [name.end]` in sources, and the pages using them.
+
+Fails on: a begin without an end (or the reverse), a name used twice in one
+file, a name that is not snake_case, and a page whose literalinclude refers to
+a region that does not exist or does not use the marker syntax.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+MARKER = re.compile(r"\[([A-Za-z0-9_.-]+?)\.(begin|end)\]")
+# A marker is a comment line of its own: `// [name.begin]` or `# [name.begin]`.
+MARKER_LINE = re.compile(r"^\s*(?://|#|/\*)\s*(\[[^\]]+\])\s*(?:\*/)?\s*$")
+SNAKE = re.compile(r"^[a-z][a-z0-9_]*$")
+TEXT_SUFFIXES = {".c", ".cc", ".cpp", ".cu", ".h", ".cuh", ".py", ".cmake", ".txt", ".toml", ".sh", ".in"}
+# MyST fence or rst directive, then its option lines.
+MYST_INCLUDE = re.compile(r"^(`{3,}|:{3,})\{literalinclude\}\s+(\S+)\s*\n((?:\s*:[\w-]+:.*\n)*)", re.M)
+RST_INCLUDE = re.compile(r"^\.\. literalinclude::\s+(\S+)\s*\n((?:[ \t]+:[\w-]+:.*\n)*)", re.M)
+OPTION = re.compile(r"^\s*:([\w-]+):\s*(.*?)\s*$", re.M)
+
+
+@dataclass
+class Problem:
+    where: str
+    message: str
+
+
+def _files(root: Path) -> list[Path]:
+    """Tracked and untracked-but-not-ignored files (all files when not a git checkout)."""
+    done = subprocess.run(["git", "ls-files", "--cached", "--others", "--exclude-standard"],
+                          cwd=root, capture_output=True, text=True)
+    names = done.stdout.splitlines() if done.returncode == 0 else [
+        str(p.relative_to(root)) for p in root.rglob("*") if p.is_file()]
+    return [root / n for n in names if Path(n).suffix in TEXT_SUFFIXES and (root / n).is_file()]
+
+
+def regions(path: Path) -> tuple[dict[str, tuple[int, int]], list[Problem]]:
+    """name -> (begin line, end line) of the regions in a file, and the problems found."""
+    found: dict[str, tuple[int, int]] = {}
+    open_: dict[str, int] = {}
+    problems = []
+    for number, line in enumerate(path.read_text(errors="replace").splitlines(), 1):
+        comment = MARKER_LINE.match(line)
+        for name, edge in MARKER.findall(comment.group(1)) if comment else []:
+            where = f"{path}:{number}"
+            if not SNAKE.match(name):
+                problems.append(Problem(where, f"marker name '{name}' is not snake_case"))
+            if edge == "begin":
+                if name in open_ or name in found:
+                    problems.append(Problem(where, f"duplicate marker '[{name}.begin]'"))
+                open_[name] = number
+            elif name not in open_:
+                problems.append(Problem(where, f"'[{name}.end]' has no matching '[{name}.begin]'"))
+            else:
+                found[name] = (open_.pop(name), number)
+    for name, number in open_.items():
+        problems.append(Problem(f"{path}:{number}", f"'[{name}.begin]' has no matching '[{name}.end]'"))
+    return found, problems
+
+
+def _page_includes(page: Path):
+    text = page.read_text()
+    for match in MYST_INCLUDE.finditer(text):
+        yield text.count("\n", 0, match.start()) + 1, match.group(2), dict(OPTION.findall(match.group(3)))
+    for match in RST_INCLUDE.finditer(text):
+        yield text.count("\n", 0, match.start()) + 1, match.group(1), dict(OPTION.findall(match.group(2)))
+
+
+def lint(root: Path, srcdir: Path) -> list[Problem]:
+    problems: list[Problem] = []
+    for path in _files(root):
+        problems += [Problem(str(Path(p.where).relative_to(root)) if p.where.startswith(str(root)) else p.where,
+                             p.message) for p in regions(path)[1]]
+    for page in sorted(set(srcdir.rglob("*.md")) | set(srcdir.rglob("*.rst"))):
+        if "build" in page.relative_to(srcdir).parts[:-1] or "_build" in page.parts:
+            continue
+        shown = page.resolve().relative_to(root) if page.resolve().is_relative_to(root) else page
+        for line, target, options in _page_includes(page):
+            problems += _check_include(page, f"{shown}:{line}", target, options)
+    return problems
+
+
+def _check_include(page: Path, where: str, target: str, options: dict[str, str]) -> list[Problem]:
+    start, end = (options.get(k, "").strip("\"'") for k in ("start-after", "end-before"))
+    if "lines" in options or "emphasize-lines" in options:
+        return [Problem(where, "line-number options (:lines:, :emphasize-lines:) break silently; use marker regions")]
+    if not start and not end:
+        return []  # the whole file
+    begin, finish = MARKER.fullmatch(start), MARKER.fullmatch(end)
+    if not (begin and finish and begin.group(2) == "begin" and finish.group(2) == "end"
+            and begin.group(1) == finish.group(1)):
+        return [Problem(where, f"literalinclude of {target} must use ':start-after: \"[name.begin]\"' and "
+                               f"':end-before: \"[name.end]\"' of one region (got {start!r}, {end!r})")]
+    path = (page.parent / target).resolve()
+    if not path.is_file():
+        return [Problem(where, f"literalinclude of a missing file: {target}")]
+    name = begin.group(1)
+    if name not in regions(path)[0]:
+        return [Problem(where, f"region '{name}' does not exist in {target}")]
+    return []
