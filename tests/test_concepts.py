@@ -76,7 +76,8 @@ def test_cpp_handles(build):
 def test_c_conversions_and_ref_counts(build):
     out = run(build, "tensor_any_demo")
     counts = [int(n) for n in re.findall(r"strong count (\d+)", out)]
-    assert counts == [1, 2, 2, 3, 1, 1]
+    assert counts == [1, 2, 2, 3, 1, 1, 2, 1]
+    assert "TVMFFITensorToDLPack (manager_ctx == tensor) strong count 2" in out
     assert "OwnedTensorToAny   (type_index 70)" in out
     assert "TensorViewToAny    (type_index 7)" in out
     assert ("-> returned -1, raised TypeError: AnyToOwnedTensor: expected a tensor object, "

@@ -94,6 +94,17 @@ int main(void) {
   Expect(AnyToOwnedTensor(&borrowed, &again) == -1, "a view never becomes owning");
   ReportRaised();
 
+  /* Hand it on as DLPack: the managed tensor keeps the object alive through
+   * manager_ctx until its consumer calls the deleter. */
+  DLManagedTensor* exported = NULL;
+  Expect(TVMFFITensorToDLPack(tensor, &exported) == 0, "TVMFFITensorToDLPack");
+  printf("TVMFFITensorToDLPack (manager_ctx %s) strong count %u\n",
+         exported->manager_ctx == tensor ? "== tensor" : "!= tensor", StrongCount(tensor));
+  Expect(exported->manager_ctx == tensor && StrongCount(tensor) == 2, "the export owns one");
+  exported->deleter(exported);
+  printf("exported->deleter(exported)         strong count %u\n", StrongCount(tensor));
+  Expect(StrongCount(tensor) == 1, "the consumer let go");
+
   TVMFFIObjectDecRef(tensor);
   printf("last TVMFFIObjectDecRef             producer deleter ran: %s\n",
          g_producer_freed ? "yes" : "no");
