@@ -1,0 +1,37 @@
+// The ring exchange on one host, one row per PE: row p of y receives row p-1
+// of x (row 0 receives the last row). It is the reference the NVSHMEM run is
+// checked against, and it builds without CUDA.
+#include <ffi_cookbook/check.h>
+#include <tvm/ffi/container/tensor.h>
+#include <tvm/ffi/function.h>
+
+#include <cstdint>
+#include <cstring>
+
+namespace {
+
+namespace ffi = tvm::ffi;
+
+// [ring_shift_cpu_entry.begin]
+void RingShiftCPU(ffi::TensorView x, ffi::TensorView y) {
+  ffi_cookbook::CheckDevice(x, "x", kDLCPU);
+  ffi_cookbook::CheckSameDevice(x, "x", y, "y");
+  ffi_cookbook::CheckSameDtype(x, "x", y, "y");
+  ffi_cookbook::CheckSameShape(x, "x", y, "y");
+  ffi_cookbook::CheckContiguous(x, "x");
+  ffi_cookbook::CheckContiguous(y, "y");
+  if (x.ndim() < 1 || x.size(0) == 0) return;  // no PEs, nothing to exchange
+  int64_t npes = x.size(0);
+  size_t row_bytes = ffi::GetDataSize(x.numel() / npes, x.dtype());
+  const char* src = static_cast<const char*>(x.data_ptr());
+  char* dst = static_cast<char*>(y.data_ptr());
+  for (int64_t pe = 0; pe < npes; ++pe) {
+    int64_t right = (pe + 1) % npes;  // each PE writes into its right neighbour
+    std::memcpy(dst + right * row_bytes, src + pe * row_bytes, row_bytes);
+  }
+}
+// [ring_shift_cpu_entry.end]
+
+}  // namespace
+
+TVM_FFI_DLL_EXPORT_TYPED_FUNC(ring_shift_cpu, RingShiftCPU);
