@@ -1,0 +1,122 @@
+"""The snippet checker catches each failure mode and names the page and line.
+
+A fixture site (tests/snippets_fixture) holds one page of blocks that must
+verify and one page per failure: a C++ block that does not compile, a Python
+block that raises, a doctest whose shown output is wrong, a page that refers to
+a marker region that does not exist, and a source file with a dangling marker.
+"""
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tools.snippets.markers import regions
+
+FIXTURE = Path(__file__).resolve().parent / "snippets_fixture"
+ROOT = FIXTURE.parents[1]
+
+
+def build_and_check(tmp: Path, clean: bool = False) -> tuple[subprocess.CompletedProcess, dict]:
+    """Copy the fixture (only its good page when `clean`), build it, run the checker."""
+    site = tmp / "site"
+    shutil.copytree(FIXTURE, site)
+    if clean:
+        shutil.rmtree(site / "docs" / "code")
+        for page in (site / "docs").glob("bad_*.md"):
+            page.unlink()
+        (site / "docs" / "index.md").write_text("# Fixture\n\n```{toctree}\ngood\n```\n")
+    subprocess.run([sys.executable, "-m", "sphinx", "-b", "html", "-q", str(site / "docs"),
+                    str(tmp / "html"), "-d", str(tmp / "doctrees")],
+                   check=True, capture_output=True, text=True)
+    done = subprocess.run([sys.executable, "-m", "tools.snippets", "--root", str(site), "--doctrees",
+                           str(tmp / "doctrees"), "--out", str(tmp / "snippets")],
+                          capture_output=True, text=True, cwd=ROOT)
+    return done, json.loads((tmp / "snippets" / "report.json").read_text())
+
+
+def fence_line(page: str) -> int:
+    """Line of the first code fence of a fixture page: where the checker must point."""
+    lines = (FIXTURE / "docs" / page).read_text().splitlines()
+    return next(i for i, line in enumerate(lines, 1) if line.startswith("```"))
+
+
+@pytest.fixture(scope="module")
+def checked(tmp_path_factory):
+    return build_and_check(tmp_path_factory.mktemp("all"))
+
+
+@pytest.mark.parametrize("page, message", [
+    ("bad_compile.md", "does not compile: "),
+    ("bad_raise.md", "raises: json.decoder.JSONDecodeError"),
+    ("bad_output.md", "shown output differs"),
+    ("bad_marker.md", "region 'absent_region' does not exist in code/regions.cc"),
+])
+def test_failure_names_page_and_line(checked, page, message):
+    done, _ = checked
+    assert done.returncode == 1
+    lines = [ln for ln in done.stdout.splitlines() if ln.strip().startswith(f"docs/{page}:{fence_line(page)}:")]
+    assert lines, done.stdout
+    assert message in lines[0]
+
+
+def test_compile_error_is_the_compilers(checked):
+    done, _ = checked
+    assert "no match for ‘operator!=’" in done.stdout or "no match for 'operator!='" in done.stdout
+
+
+def test_dangling_marker_names_file_and_line(checked):
+    done, _ = checked
+    source = (FIXTURE / "docs" / "code" / "regions.cc").read_text().splitlines()
+    line = next(i for i, text in enumerate(source, 1) if "[dangling_region.begin]" in text)
+    assert f"docs/code/regions.cc:{line}: '[dangling_region.begin]' has no matching '[dangling_region.end]'" in done.stdout
+
+
+def test_summary_counts_every_failure(checked):
+    done, report = checked
+    assert done.stdout.strip().splitlines()[-1] == "snippets: 5 verified, 5 unverified, 1 exempt"
+    assert report["summary"] == "snippets: 5 verified, 5 unverified, 1 exempt"
+    assert [e["detail"] for e in report["exempt"]] == ["pseudo-code: shows the shape of a loop, not real code"]
+
+
+def test_good_page_verifies_by_language(checked):
+    _, report = checked
+    rows = {(r["language"], r["status"]) for r in report["pages"]["good"]}
+    assert rows == {("cpp", "verified"), ("c", "verified"), ("python", "verified"),
+                    ("pycon", "verified"), ("cpp", "exempt")}
+    ran = [r for r in report["pages"]["good"] if r["language"] == "c"]
+    assert ran[0]["detail"].startswith("compiled and ran")
+
+
+def test_clean_site_passes_and_second_run_is_cached(tmp_path):
+    done, _ = build_and_check(tmp_path / "one", clean=True)
+    assert done.returncode == 0, done.stdout
+    assert done.stdout.strip().endswith("snippets: 5 verified, 0 unverified, 1 exempt")
+    # Same blocks, same cache folder: nothing is compiled or run again.
+    again = subprocess.run([sys.executable, "-m", "tools.snippets", "--root", str(tmp_path / "one" / "site"),
+                            "--doctrees", str(tmp_path / "one" / "doctrees"), "--out",
+                            str(tmp_path / "one" / "snippets")], capture_output=True, text=True, cwd=ROOT)
+    report = json.loads((tmp_path / "one" / "snippets" / "report.json").read_text())
+    assert again.returncode == 0
+    assert all("cached" in r["detail"] for r in report["pages"]["good"] if r["status"] == "verified")
+
+
+@pytest.mark.parametrize("text, message", [
+    ("// [a.begin]\n// [a.begin]\n// [a.end]\n", "duplicate marker '[a.begin]'"),
+    ("// [a.end]\n", "'[a.end]' has no matching '[a.begin]'"),
+    ("# [BadName.begin]\n# [BadName.end]\n", "marker name 'BadName' is not snake_case"),
+])
+def test_marker_lint(tmp_path, text, message):
+    path = tmp_path / "f.cc"
+    path.write_text(text)
+    assert message in [p.message for p in regions(path)[1]]
+
+
+def test_site_report_has_nothing_unverified(root):
+    report = json.loads((root / "_build" / "snippets" / "report.json").read_text())
+    assert report["summary"].endswith(" 0 unverified, " + str(len(report["exempt"])) + " exempt")
+    page = (root / "_build" / "html" / "snippets.html").read_text()
+    assert report["summary"] in page
