@@ -7,6 +7,7 @@ a region that does not exist or does not use the marker syntax.
 
 from __future__ import annotations
 
+import fnmatch
 import re
 import subprocess
 from dataclasses import dataclass
@@ -70,9 +71,11 @@ def _page_includes(page: Path):
         yield text.count("\n", 0, match.start()) + 1, match.group(1), dict(OPTION.findall(match.group(2)))
 
 
-def lint(root: Path, srcdir: Path) -> list[Problem]:
+def lint(root: Path, srcdir: Path, exclude: list[str] = ()) -> list[Problem]:
     problems: list[Problem] = []
     for path in _files(root):
+        if any(fnmatch.fnmatch(path.relative_to(root).as_posix(), pattern) for pattern in exclude):
+            continue
         problems += [Problem(str(Path(p.where).relative_to(root)) if p.where.startswith(str(root)) else p.where,
                              p.message) for p in regions(path)[1]]
     for page in sorted(set(srcdir.rglob("*.md")) | set(srcdir.rglob("*.rst"))):
