@@ -1,0 +1,138 @@
+"""rmsnorm: matches torch for three dtypes and many shapes, and rejects bad input."""
+
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+import torch.nn.functional as F
+import tvm_ffi
+
+from ffi_cookbook.testing import TOLERANCE, needs_cuda
+
+LIBRARY = Path(__file__).resolve().parent / "build" / "librmsnorm.so"
+SHAPES = [(1, 1), (3, 5), (7, 33), (2, 3, 4097), (16, 1024), (0, 8), (4, 0), (2, 0, 3)]
+DTYPES = [torch.float32, torch.float16, torch.bfloat16]
+EPS = 1e-6
+
+
+@pytest.fixture(scope="module")
+def mod():
+    return tvm_ffi.load_module(str(LIBRARY))
+
+
+def sample_inputs(device, dtype, shape):
+    gen = torch.Generator().manual_seed(0)
+    x = torch.randn(shape, generator=gen).to(device=device, dtype=dtype)
+    w = torch.randn(shape[-1], generator=gen).to(device=device, dtype=dtype)
+    return x, w, torch.full_like(x, math.nan)
+
+
+def reference(x, w, eps=EPS):
+    """The formula in float32, rounded once to the input dtype."""
+    xf = x.float()
+    return (xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + eps) * w.float()).to(x.dtype)
+
+
+def check(mod_fn, device, dtype, shape):
+    x, w, y = sample_inputs(device, dtype, shape)
+    mod_fn(x, w, y, EPS)
+    rtol, atol = TOLERANCE[str(dtype).removeprefix("torch.")]
+    torch.testing.assert_close(y, reference(x, w), rtol=rtol, atol=atol)
+    torch.testing.assert_close(y, F.rms_norm(x, (shape[-1],), w, EPS), rtol=rtol, atol=atol)
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("shape", SHAPES, ids=str)
+def test_cpu_matches_torch(mod, dtype, shape):
+    check(mod.rms_norm_cpu, "cpu", dtype, shape)
+
+
+def test_cpu_uses_eps(mod):
+    x = torch.zeros(2, 4)  # mean(x^2) = 0: the result is x * w / sqrt(eps) = 0, not NaN
+    y = torch.empty_like(x)
+    mod.rms_norm_cpu(x, torch.ones(4), y, 1e-5)
+    assert torch.equal(y, torch.zeros(2, 4))
+    x = torch.full((1, 4), 1e-3)
+    mod.rms_norm_cpu(x, torch.ones(4), y[:1], 1.0)
+    torch.testing.assert_close(y[:1], x / math.sqrt(1e-6 + 1.0))
+
+
+def test_cpu_numpy(mod):
+    x = np.random.default_rng(0).standard_normal((5, 17)).astype(np.float32)
+    w = np.linspace(0.5, 2.0, 17, dtype=np.float32)
+    y = np.empty_like(x)
+    mod.rms_norm_cpu(x, w, y, EPS)
+    expected = x / np.sqrt((x * x).mean(-1, keepdims=True) + EPS) * w
+    np.testing.assert_allclose(y, expected, rtol=2e-6, atol=1e-6)
+
+
+def zeros(*shape, device="cpu", dtype=torch.float32):
+    return torch.zeros(shape, device=device, dtype=dtype)
+
+
+# (make(device) -> arguments, error type, message); every tensor is made on `device`.
+BAD_INPUTS = [
+    (lambda d: (zeros(8, device=d), zeros(8, device=d), zeros(8, device=d), EPS),
+     ValueError, "argument 'x': expected a tensor with 2 or more dimensions"),
+    (lambda d: (zeros(8, 4, device=d).t(), zeros(8, device=d), zeros(4, 8, device=d), EPS),
+     ValueError, "argument 'x': expected a contiguous tensor"),
+    (lambda d: (zeros(4, 8, device=d), zeros(1, 8, device=d), zeros(4, 8, device=d), EPS),
+     ValueError, "argument 'weight': expected a 1-d tensor, got 2-d"),
+    (lambda d: (zeros(4, 8, device=d), zeros(7, device=d), zeros(4, 8, device=d), EPS),
+     ValueError, "argument 'weight': expected 8 elements (the last dimension of 'x'), got 7"),
+    (lambda d: (zeros(4, 8, device=d), zeros(8, device=d, dtype=torch.float16), zeros(4, 8, device=d), EPS),
+     TypeError, "argument 'weight': expected dtype float32 (the dtype of 'x'), got float16"),
+    (lambda d: (zeros(4, 8, device=d), zeros(16, device=d)[::2], zeros(4, 8, device=d), EPS),
+     ValueError, "argument 'weight': expected a contiguous tensor"),
+    (lambda d: (zeros(4, 8, device=d), zeros(8, device=d), zeros(4, 9, device=d), EPS),
+     ValueError, "argument 'y': expected shape [4, 8]"),
+    (lambda d: (zeros(4, 8, device=d), zeros(8, device=d), zeros(4, 8, device=d, dtype=torch.float64), EPS),
+     TypeError, "argument 'y': expected dtype float32"),
+    (lambda d: (zeros(4, 8, device=d), zeros(8, device=d), zeros(4, 8, device=d), 0.0),
+     ValueError, "argument 'eps': expected a positive number, got 0"),
+    (lambda d: (zeros(4, 8, device=d), zeros(8, device=d), zeros(4, 8, device=d), -1e-6),
+     ValueError, "argument 'eps': expected a positive number, got -1e-06"),
+    (lambda d: (zeros(4, 8, device=d), zeros(8, device=d), zeros(4, 8, device=d), math.nan),
+     ValueError, "argument 'eps': expected a positive number, got nan"),
+    (lambda d: tuple(zeros(*s, device=d, dtype=torch.int32) for s in [(4, 8), (8,), (4, 8)]) + (EPS,),
+     TypeError, "argument 'x': expected dtype float32, float16 or bfloat16, got int32"),
+]
+BAD_IDS = [message.split(": ", 1)[0] + f" #{i}" for i, (_, _, message) in enumerate(BAD_INPUTS)]
+
+
+@pytest.mark.parametrize("make, error, message", BAD_INPUTS, ids=BAD_IDS)
+def test_cpu_rejects_bad_input(mod, make, error, message):
+    with pytest.raises(error) as info:
+        mod.rms_norm_cpu(*make("cpu"))
+    assert message in str(info.value)
+
+
+def test_cuda_entry_rejects_cpu_tensor(mod):
+    if not hasattr(mod, "rms_norm_cuda"):
+        pytest.skip("CUDA variant not built (no nvcc)")
+    with pytest.raises(ValueError, match="argument 'x': expected a tensor on cuda, got one on cpu:0"):
+        mod.rms_norm_cuda(*sample_inputs("cpu", torch.float32, (2, 3)), EPS)
+
+
+@needs_cuda
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("shape", SHAPES + [(3, 100_000), (70_000, 4)], ids=str)
+def test_cuda_matches_torch(mod, dtype, shape):
+    check(mod.rms_norm_cuda, "cuda", dtype, shape)
+
+
+@needs_cuda
+@pytest.mark.parametrize("make, error, message", BAD_INPUTS, ids=BAD_IDS)
+def test_cuda_rejects_bad_input(mod, make, error, message):
+    with pytest.raises(error) as info:
+        mod.rms_norm_cuda(*make("cuda"))
+    assert message in str(info.value)
+
+
+@needs_cuda
+def test_cuda_rejects_weight_on_cpu(mod):
+    x, w, y = sample_inputs("cuda", torch.float32, (2, 3))
+    with pytest.raises(ValueError, match="argument 'weight': expected a tensor on cuda:0"):
+        mod.rms_norm_cuda(x, w.cpu(), y, EPS)
