@@ -32,7 +32,7 @@ def reference(x):
 @pytest.mark.parametrize("shape", SHAPES, ids=str)
 def test_cpu_matches_torch(mod, dtype, shape):
     x, y = sample_inputs("cpu", dtype, shape)
-    mod.add_one_cpu(x, y)
+    assert mod.add_one_cpu(x, y) is None  # the result is written into y
     rtol, atol = TOLERANCE[str(dtype).removeprefix("torch.")]
     torch.testing.assert_close(y, reference(x), rtol=rtol, atol=atol)
 
@@ -41,14 +41,16 @@ def test_cpu_matches_torch(mod, dtype, shape):
 def test_cpu_matches_numpy(mod, shape):
     x = np.random.default_rng(0).standard_normal(shape).astype(np.float32)
     y = np.full_like(x, np.nan)
-    mod.add_one_cpu(x, y)
+    assert mod.add_one_cpu(x, y) is None
     np.testing.assert_array_equal(y, x + 1)
 
 
-def test_tvm_ffi_tensor(mod):
-    x = np.arange(4, dtype=np.float32)
-    y = tvm_ffi.from_dlpack(np.zeros_like(x))
-    mod.add_one_cpu(tvm_ffi.from_dlpack(x), y)
+@pytest.mark.parametrize("shape", SHAPES, ids=str)
+def test_cpu_matches_numpy_through_tvm_ffi_tensor(mod, shape):
+    x = np.random.default_rng(1).standard_normal(shape).astype(np.float32)
+    y = tvm_ffi.from_dlpack(np.full_like(x, np.nan))
+    assert mod.add_one_cpu(tvm_ffi.from_dlpack(x), y) is None
+    assert isinstance(y, tvm_ffi.Tensor) and tuple(y.shape) == shape
     np.testing.assert_array_equal(np.from_dlpack(y), x + 1)
 
 
