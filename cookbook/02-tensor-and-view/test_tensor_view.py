@@ -1,6 +1,8 @@
 """tensor_view: views read, owning tensors count references and keep buffers alive."""
 
 import gc
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -78,3 +80,26 @@ def test_view_sum_rejects_strided(mod):
 def test_tensor_parameter_rejects_non_tensor(mod, name):
     with pytest.raises(TypeError, match=f"Mismatched type on argument #0 when calling: `{name}"):
         getattr(mod, name)(3)
+
+
+def test_view_of_temporary_tensor_does_not_compile(tmp_path):
+    source = tmp_path / "view_of_temporary.cc"
+    source.write_text("#include <tvm/ffi/container/tensor.h>\n"
+                      "tvm::ffi::Tensor MakeTensor();\n"
+                      "void* Dangling() { tvm::ffi::TensorView v = MakeTensor(); return v.data_ptr(); }\n")
+    cxxflags = subprocess.run([sys.executable, "-m", "tvm_ffi.config", "--cxxflags"],
+                              capture_output=True, text=True, check=True).stdout.split()
+    done = subprocess.run(["c++", "-fsyntax-only", *cxxflags, str(source)], capture_output=True, text=True)
+    assert done.returncode != 0 and "deleted" in done.stderr, done.stderr
+
+
+def test_view_of_living_tensor_compiles(tmp_path):
+    # The control for the test above: the same code with a named tensor is fine.
+    source = tmp_path / "view_of_named.cc"
+    source.write_text("#include <tvm/ffi/container/tensor.h>\n"
+                      "tvm::ffi::Tensor MakeTensor();\n"
+                      "void* Fine() { tvm::ffi::Tensor t = MakeTensor(); tvm::ffi::TensorView v = t; return v.data_ptr(); }\n")
+    cxxflags = subprocess.run([sys.executable, "-m", "tvm_ffi.config", "--cxxflags"],
+                              capture_output=True, text=True, check=True).stdout.split()
+    done = subprocess.run(["c++", "-fsyntax-only", *cxxflags, str(source)], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
