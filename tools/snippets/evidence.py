@@ -7,7 +7,7 @@ Nothing here is a hand-kept list: the evidence is what the builds left behind.
 - CMake files: an input of a configured CMake build (the RERUN_CMAKE inputs in
   build.ninja), and build.ninja newer than the file.
 - Python files: test modules that pytest collects (pyproject's testpaths and
-  python_files).
+  python_files), and modules such a test imports from its own folder.
 """
 
 from __future__ import annotations
@@ -107,7 +107,7 @@ class Evidence:
         return found
 
     def _importing_test(self, path: Path) -> Path | None:
-        """A pytest test module next to `path` that imports it by module name."""
+        """A pytest test module next to `path` that imports it (by module or file name)."""
         pattern = _imports(path.stem)
         for test in sorted(self.test_modules):
             if test.parent == path.parent and pattern.search(test.read_text()):
@@ -144,7 +144,8 @@ class Evidence:
 
 
 def _imports(module: str) -> re.Pattern:
-    return re.compile(rf"^\s*(?:from\s+{module}\s+import|import\s+{module}\b)", re.M)
+    """`import m`, `from m import ...`, or loading it by file name ("m.py")."""
+    return re.compile(rf"^\s*(?:from\s+{module}\s+import|import\s+{module}\b)|[\"']{module}\.py[\"']", re.M)
 
 
 def _output_from_command(entry: dict) -> str | None:
