@@ -91,6 +91,31 @@ def test_describe_accepts_numpy(mod, ext):
     assert str(mod.silu_ffi_describe_cpu(x)) == ext.describe(torch.from_numpy(x))
 
 
+def test_cuda_entry_rejects_cpu_tensor(mod):
+    if not hasattr(mod, "silu_ffi_cuda"):
+        pytest.skip("CUDA variant not built (no nvcc)")
+    with pytest.raises(ValueError, match="argument 'x': expected a tensor on cuda, got one on cpu:0"):
+        mod.silu_ffi_cuda(torch.zeros(3))
+
+
+@needs_cuda
+@pytest.mark.parametrize("shape", SHAPES, ids=str)
+def test_cuda_matches_cpu_and_reference(mod, shape):
+    x = sample_inputs("cuda", shape)
+    y = mod.silu_ffi_cuda(x)
+    assert isinstance(y, torch.Tensor) and y.device == x.device
+    torch.testing.assert_close(y, reference(x))
+    torch.testing.assert_close(y.cpu(), mod.silu_ffi_cpu(x.cpu()))
+
+
+@needs_cuda
+def test_cuda_rejects_bad_input(mod):
+    with pytest.raises(TypeError, match="argument 'x': expected dtype float32, got int32"):
+        mod.silu_ffi_cuda(torch.zeros(3, dtype=torch.int32, device="cuda"))
+    with pytest.raises(ValueError, match="argument 'x': expected a contiguous tensor"):
+        mod.silu_ffi_cuda(torch.zeros(3, 4, device="cuda").T)
+
+
 @needs_cuda
 def test_both_reject_cuda_tensor(mod, ext):
     x = sample_inputs("cuda", (4,))
