@@ -77,8 +77,8 @@ def test_dangling_marker_names_file_and_line(checked):
 
 def test_summary_counts_every_failure(checked):
     done, report = checked
-    assert done.stdout.strip().splitlines()[-1] == "snippets: 5 verified, 5 unverified, 1 exempt"
-    assert report["summary"] == "snippets: 5 verified, 5 unverified, 1 exempt"
+    assert done.stdout.strip().splitlines()[-1] == "snippets: 7 verified, 5 unverified, 1 exempt"
+    assert report["summary"] == "snippets: 7 verified, 5 unverified, 1 exempt"
     assert [e["detail"] for e in report["exempt"]] == ["pseudo-code: shows the shape of a loop, not real code"]
 
 
@@ -86,7 +86,8 @@ def test_good_page_verifies_by_language(checked):
     _, report = checked
     rows = {(r["language"], r["status"]) for r in report["pages"]["good"]}
     assert rows == {("cpp", "verified"), ("c", "verified"), ("python", "verified"),
-                    ("pycon", "verified"), ("cpp", "exempt")}
+                    ("pycon", "verified"), ("cmake", "verified"), ("bash", "verified"),
+                    ("cpp", "exempt")}
     ran = [r for r in report["pages"]["good"] if r["language"] == "c"]
     assert ran[0]["detail"].startswith("compiled and ran")
 
@@ -94,7 +95,7 @@ def test_good_page_verifies_by_language(checked):
 def test_clean_site_passes_and_second_run_is_cached(tmp_path):
     done, _ = build_and_check(tmp_path / "one", clean=True)
     assert done.returncode == 0, done.stdout
-    assert done.stdout.strip().endswith("snippets: 5 verified, 0 unverified, 1 exempt")
+    assert done.stdout.strip().endswith("snippets: 7 verified, 0 unverified, 1 exempt")
     # Same blocks, same cache folder: nothing is compiled or run again.
     again = subprocess.run([sys.executable, "-m", "tools.snippets", "--root", str(tmp_path / "one" / "site"),
                             "--doctrees", str(tmp_path / "one" / "doctrees"), "--out",

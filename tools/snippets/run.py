@@ -81,6 +81,9 @@ def verify_shell(ctx: Context, block: Block, known: dict[str, str]) -> None:
             script = wrap(block, "shell", block.harness)
         except (FileNotFoundError, ValueError) as err:
             return block.fail(str(err))
+        key = ctx.cached("shell", script, block.expected_output)
+        if key.exists():
+            return block.ok("ran in a scratch folder (cached)")
         with tempfile.TemporaryDirectory(dir=ctx.out / "scratch") as tmp:
             env = dict(os.environ, PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")
             done = subprocess.run(["bash", "-euo", "pipefail", "-c", script], cwd=tmp, env=env,
@@ -89,6 +92,7 @@ def verify_shell(ctx: Context, block: Block, known: dict[str, str]) -> None:
             return block.fail(f"exits with status {done.returncode}: {done.stderr.strip()[-300:]}")
         if block.expected_output is not None and done.stdout.strip() != block.expected_output.strip():
             return block.fail(f"output differs from the page: got {done.stdout.strip()[:200]!r}")
+        key.touch()
         return block.ok("ran in a scratch folder")
     commands = _commands(block.text)
     missing = [c for c in commands if c not in known]
