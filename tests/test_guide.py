@@ -291,3 +291,10 @@ def test_cuda_allocators(mod):
     e = mod.guide_empty_env(x)
     assert isinstance(e, torch.Tensor) and e.is_cuda
     assert torch.cuda.memory_allocated() - before >= x.numel() * 4
+
+
+def test_cuda_entry_rejects_a_cpu_tensor(mod):
+    if not hasattr(mod, "guide_fill_cuda"):
+        pytest.skip("the CUDA sources were not compiled (no nvcc)")
+    with pytest.raises(ValueError, match="argument 'y': expected a tensor on cuda, got one on cpu:0"):
+        mod.guide_fill_cuda(np.zeros(3, np.float32), 1.0)
