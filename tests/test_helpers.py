@@ -26,6 +26,10 @@ F32 = np.zeros((2, 3), np.float32)
         ("check_same_shape", (F32, np.zeros((3, 2), np.float32)), ValueError, "argument 'b': expected shape [2, 3] (the shape of 'a'), got [3, 2]"),
         ("check_same_dtype", (F32, F32.astype(np.float16)), TypeError, "argument 'b': expected dtype float32 (the dtype of 'a'), got float16"),
         ("dispatch_name", (np.zeros(3, np.int8),), TypeError, "argument 'x': expected dtype float32, float16 or bfloat16, got int8"),
+        ("check_elementwise", (F32, F32.astype(np.float64)), TypeError, "argument 'y': expected dtype float32 (the dtype of 'x'), got float64"),
+        ("check_elementwise", (F32, np.zeros(6, np.float32)), ValueError, "argument 'y': expected shape [2, 3] (the shape of 'x'), got [6]"),
+        ("check_elementwise", (F32.T, F32.T), ValueError, "argument 'x': expected a contiguous tensor, got strides [1, 3] for shape [3, 2]"),
+        ("check_elementwise", (F32, np.zeros((3, 2), np.float32).T), ValueError, "argument 'y': expected a contiguous tensor, got strides [1, 2] for shape [2, 3]"),
     ],
 )
 def test_check_raises(probe, func, args, error, message):
@@ -47,7 +51,8 @@ def test_device_checks_name_both_devices(probe):
 
 def test_checks_accept_good_input(probe):
     for func, args in [("check_dtype_f32", (F32,)), ("check_ndim2", (F32,)), ("check_contiguous", (F32,)),
-                       ("check_same_shape", (F32, F32)), ("check_same_dtype", (F32, F32))]:
+                       ("check_same_shape", (F32, F32)), ("check_same_dtype", (F32, F32)),
+                       ("check_elementwise", (F32, F32))]:
         assert getattr(probe, func)(*args) is None
 
 

@@ -21,6 +21,7 @@ void CheckContiguous(ffi::TensorView x) { fc::CheckContiguous(x, "x"); }
 void CheckSameShape(ffi::TensorView a, ffi::TensorView b) { fc::CheckSameShape(a, "a", b, "b"); }
 void CheckSameDtype(ffi::TensorView a, ffi::TensorView b) { fc::CheckSameDtype(a, "a", b, "b"); }
 void CheckSameDevice(ffi::TensorView a, ffi::TensorView b) { fc::CheckSameDevice(a, "a", b, "b"); }
+void CheckElementwise(ffi::TensorView x, ffi::TensorView y) { fc::CheckElementwise(x, "x", y, "y", kDLCPU); }
 
 ffi::String DispatchName(ffi::TensorView x) {
   ffi::String name;
@@ -85,6 +86,7 @@ TVM_FFI_DLL_EXPORT_TYPED_FUNC(check_contiguous, CheckContiguous);
 TVM_FFI_DLL_EXPORT_TYPED_FUNC(check_same_shape, CheckSameShape);
 TVM_FFI_DLL_EXPORT_TYPED_FUNC(check_same_dtype, CheckSameDtype);
 TVM_FFI_DLL_EXPORT_TYPED_FUNC(check_same_device, CheckSameDevice);
+TVM_FFI_DLL_EXPORT_TYPED_FUNC(check_elementwise, CheckElementwise);
 TVM_FFI_DLL_EXPORT_TYPED_FUNC(dispatch_name, DispatchName);
 TVM_FFI_DLL_EXPORT_TYPED_FUNC(narrow, Narrow);
 TVM_FFI_DLL_EXPORT_TYPED_FUNC(widen, Widen);
