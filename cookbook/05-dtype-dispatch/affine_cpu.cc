@@ -24,12 +24,7 @@ FFI_COOKBOOK_HOST_DEVICE inline T AffineElement(T x, double a, double b) {
 // [affine_cpu_entry.begin]
 void AffineCPU(ffi::TensorView x, ffi::TensorView y, double a, double b) {
   // 1. Validate layout and placement; the dtype is checked by the dispatch.
-  ffi_cookbook::CheckDevice(x, "x", kDLCPU);
-  ffi_cookbook::CheckSameDevice(x, "x", y, "y");
-  ffi_cookbook::CheckSameDtype(x, "x", y, "y");
-  ffi_cookbook::CheckSameShape(x, "x", y, "y");
-  ffi_cookbook::CheckContiguous(x, "x");
-  ffi_cookbook::CheckContiguous(y, "y");
+  ffi_cookbook::CheckElementwise(x, "x", y, "y", kDLCPU);
   // 2. One generic lambda, instantiated for float, Float16 and BFloat16.
   ffi_cookbook::DispatchFloat(x.dtype(), "x", [&](auto tag) {
     using T = typename decltype(tag)::type;

@@ -28,12 +28,7 @@ __global__ void AffineKernel(const T* x, T* y, int64_t n, double a, double b) {
 
 // [affine_cuda_entry.begin]
 void AffineCUDA(ffi::TensorView x, ffi::TensorView y, double a, double b) {
-  ffi_cookbook::CheckDevice(x, "x", kDLCUDA);
-  ffi_cookbook::CheckSameDevice(x, "x", y, "y");
-  ffi_cookbook::CheckSameDtype(x, "x", y, "y");
-  ffi_cookbook::CheckSameShape(x, "x", y, "y");
-  ffi_cookbook::CheckContiguous(x, "x");
-  ffi_cookbook::CheckContiguous(y, "y");
+  ffi_cookbook::CheckElementwise(x, "x", y, "y", kDLCUDA);
   ffi::CUDADeviceGuard guard(x.device().device_id);
   cudaStream_t stream = ffi_cookbook::CurrentStream(x.device());
   int64_t n = x.numel();
