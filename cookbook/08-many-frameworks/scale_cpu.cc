@@ -16,13 +16,8 @@ constexpr DLDataType kInt64{kDLInt, 64, 1};
 
 // [scale_cpu_entry.begin]
 void ScaleCPU(ffi::TensorView x, double alpha, ffi::TensorView out) {
-  ffi_cookbook::CheckDevice(x, "x", kDLCPU);
+  ffi_cookbook::CheckElementwise(x, "x", out, "out", kDLCPU);
   ffi_cookbook::CheckDtype(x, "x", kFloat32);
-  ffi_cookbook::CheckContiguous(x, "x");
-  ffi_cookbook::CheckSameDevice(x, "x", out, "out");
-  ffi_cookbook::CheckSameDtype(x, "x", out, "out");
-  ffi_cookbook::CheckSameShape(x, "x", out, "out");
-  ffi_cookbook::CheckContiguous(out, "out");
   const float* src = static_cast<const float*>(x.data_ptr());
   float* dst = static_cast<float*>(out.data_ptr());
   const float a = static_cast<float>(alpha);

@@ -19,13 +19,8 @@ __global__ void ScaleKernel(const float* x, float alpha, float* out, int64_t n) 
 
 // [scale_cuda_entry.begin]
 void ScaleCUDA(ffi::TensorView x, double alpha, ffi::TensorView out) {
-  ffi_cookbook::CheckDevice(x, "x", kDLCUDA);
+  ffi_cookbook::CheckElementwise(x, "x", out, "out", kDLCUDA);
   ffi_cookbook::CheckDtype(x, "x", kFloat32);
-  ffi_cookbook::CheckContiguous(x, "x");
-  ffi_cookbook::CheckSameDevice(x, "x", out, "out");
-  ffi_cookbook::CheckSameDtype(x, "x", out, "out");
-  ffi_cookbook::CheckSameShape(x, "x", out, "out");
-  ffi_cookbook::CheckContiguous(out, "out");
   // The stream is whatever the caller made current: torch's current stream for
   // torch tensors, or the one set with tvm_ffi.use_raw_stream (CuPy, JAX).
   ffi::CUDADeviceGuard guard(x.device().device_id);

@@ -4,8 +4,6 @@
 #include <tvm/ffi/container/tensor.h>
 #include <tvm/ffi/function.h>
 
-#include <utility>
-
 namespace {
 
 namespace ffi = tvm::ffi;
@@ -19,15 +17,9 @@ void Noop8(TV, TV, TV, TV, TV, TV, TV, TV) {}
 
 // [tvm_ffi_add.begin]
 void AddCPU(TV a, TV b, TV out) {
-  ffi_cookbook::CheckDevice(a, "a", kDLCPU);
+  ffi_cookbook::CheckElementwise(a, "a", b, "b", kDLCPU);
+  ffi_cookbook::CheckElementwise(a, "a", out, "out", kDLCPU);
   ffi_cookbook::CheckDtype(a, "a", DLDataType{kDLFloat, 32, 1});
-  ffi_cookbook::CheckContiguous(a, "a");
-  for (auto [t, name] : {std::pair<TV, const char*>{b, "b"}, {out, "out"}}) {
-    ffi_cookbook::CheckSameDevice(a, "a", t, name);
-    ffi_cookbook::CheckSameDtype(a, "a", t, name);
-    ffi_cookbook::CheckSameShape(a, "a", t, name);
-    ffi_cookbook::CheckContiguous(t, name);
-  }
   const float* x = static_cast<const float*>(a.data_ptr());
   const float* y = static_cast<const float*>(b.data_ptr());
   float* z = static_cast<float*>(out.data_ptr());

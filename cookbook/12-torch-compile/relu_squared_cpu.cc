@@ -9,13 +9,8 @@ namespace ffi = tvm::ffi;
 
 // [relu_squared_cpu_entry.begin]
 void ReluSquaredCPU(ffi::TensorView x, ffi::TensorView out) {
-  ffi_cookbook::CheckDevice(x, "x", kDLCPU);
+  ffi_cookbook::CheckElementwise(x, "x", out, "out", kDLCPU);
   ffi_cookbook::CheckDtype(x, "x", DLDataType{kDLFloat, 32, 1});
-  ffi_cookbook::CheckContiguous(x, "x");
-  ffi_cookbook::CheckSameDevice(x, "x", out, "out");
-  ffi_cookbook::CheckSameDtype(x, "x", out, "out");
-  ffi_cookbook::CheckSameShape(x, "x", out, "out");
-  ffi_cookbook::CheckContiguous(out, "out");
   const float* src = static_cast<const float*>(x.data_ptr());
   float* dst = static_cast<float*>(out.data_ptr());
   const int64_t n = x.numel();  // read once, so the loop can vectorize
