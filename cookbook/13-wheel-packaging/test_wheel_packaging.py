@@ -1,5 +1,6 @@
 """The template builds a wheel that installs into a fresh venv and runs its kernel there."""
 
+import re
 import subprocess
 import sys
 import zipfile
@@ -70,9 +71,17 @@ def test_library_needs_no_libpython(wheel, tmp_path):
     assert "[libtvm_ffi.so]" in dynamic and "libpython" not in dynamic
 
 
-def test_vendored_checks_match_the_cookbook():
-    vendored = TEMPLATE / "third_party" / "ffi_cookbook" / "check.h"
-    assert vendored.read_bytes() == (include_dir() / "ffi_cookbook" / "check.h").read_bytes()
+def test_vendored_checks_are_the_cookbooks():
+    """Every check the template's copy declares is declared the same way in the cookbook's header.
+
+    The cookbook's header may grow; the copy is a snapshot and is not required to follow.
+    """
+    signature = re.compile(r"^inline \w+ \w+\([^)]*\)", re.M)
+    vendored = (TEMPLATE / "third_party" / "ffi_cookbook" / "check.h").read_text()
+    original = (include_dir() / "ffi_cookbook" / "check.h").read_text()
+    declared = signature.findall(vendored)
+    assert "inline void CheckElementwise(" in "".join(declared)
+    assert set(declared) <= set(signature.findall(original))
 
 
 def test_installs_and_runs_in_fresh_venv(wheel, tmp_path):

@@ -9,13 +9,9 @@ namespace ffi = tvm::ffi;
 
 // [scale_entry.begin]
 void Scale(ffi::TensorView x, ffi::TensorView y, double alpha) {
-  ffi_cookbook::CheckDevice(x, "x", kDLCPU);
+  // x's dtype first, then device, y against x (device, dtype, shape), and layout.
   ffi_cookbook::CheckDtype(x, "x", DLDataType{kDLFloat, 32, 1});
-  ffi_cookbook::CheckContiguous(x, "x");
-  ffi_cookbook::CheckSameDevice(x, "x", y, "y");
-  ffi_cookbook::CheckSameDtype(x, "x", y, "y");
-  ffi_cookbook::CheckSameShape(x, "x", y, "y");
-  ffi_cookbook::CheckContiguous(y, "y");
+  ffi_cookbook::CheckElementwise(x, "x", y, "y", kDLCPU);
   const float* in = static_cast<const float*>(x.data_ptr());
   float* out = static_cast<float*>(y.data_ptr());
   const float a = static_cast<float>(alpha);

@@ -174,6 +174,34 @@ inline void CheckSameDevice(const tvm::ffi::TensorView& a, const char* a_name,
   }
 }
 
+/*!
+ * \brief All checks of an elementwise kernel that reads `x` and writes `y`.
+ *
+ * `x` must live on a device of type `device`; `y` must match `x` in device,
+ * dtype and shape; both must be contiguous. The checks run in that order, so
+ * the first problem found is the one reported.
+ *
+ * \code{.cpp}
+ * ffi_cookbook::CheckElementwise(x, "x", y, "y", kDLCPU);
+ * \endcode
+ * \param x The input tensor.
+ * \param x_name Its argument name.
+ * \param y The output tensor.
+ * \param y_name Its argument name.
+ * \param device The device type the kernel handles.
+ * \throws ValueError for a wrong device, shape or layout; TypeError for a dtype mismatch.
+ */
+inline void CheckElementwise(const tvm::ffi::TensorView& x, const char* x_name,
+                             const tvm::ffi::TensorView& y, const char* y_name,
+                             DLDeviceType device) {
+  CheckDevice(x, x_name, device);
+  CheckSameDevice(x, x_name, y, y_name);
+  CheckSameDtype(x, x_name, y, y_name);
+  CheckSameShape(x, x_name, y, y_name);
+  CheckContiguous(x, x_name);
+  CheckContiguous(y, y_name);
+}
+
 /*! \} */
 
 }  // namespace ffi_cookbook
