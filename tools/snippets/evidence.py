@@ -1,11 +1,14 @@
 """Evidence that a file shown with literalinclude is compiled, configured or tested.
 
 Nothing here is a hand-kept list: the evidence is what the builds left behind.
-- C, C++, CUDA sources: an entry in some build's compile_commands.json whose
-  object file exists and is newer than the source.
+- C, C++, CUDA sources: a compile step of some ninja build (`ninja -t compdb`:
+  CMake builds, torch extension builds) or an entry of a compile_commands.json,
+  whose object file exists and is newer than the source.
 - Headers: a dependency of an object of such a build (`ninja -t deps`).
 - CMake files: an input of a configured CMake build (the RERUN_CMAKE inputs in
   build.ninja), and build.ninja newer than the file.
+- pyproject.toml: the source of a scikit-build-core build (a CMake cache with
+  SKBUILD set whose source folder is the file's folder), newer than the file.
 - Python files: test modules that pytest collects (pyproject's testpaths and
   python_files), and modules such a test imports from its own folder.
 """
@@ -25,7 +28,7 @@ from .collect import Block
 
 SOURCES = {".c", ".cc", ".cpp", ".cxx", ".cu"}
 HEADERS = {".h", ".hh", ".hpp", ".cuh"}
-PRUNE = {".git", ".venv", "node_modules", "__pycache__", "_build", "scratch"}
+PRUNE = {".git", ".venv", "node_modules", "__pycache__", "_build", "scratch", "CMakeFiles"}
 
 
 def _newer(product: Path, source: Path) -> bool:
@@ -38,13 +41,12 @@ class Evidence:
 
     @cached_property
     def build_dirs(self) -> list[Path]:
-        """Every CMake build folder under the root (one holding CMakeCache.txt)."""
+        """Every build folder under the root: one holding build.ninja or CMakeCache.txt."""
         found = []
         for folder, dirs, files in os.walk(self.root):
             dirs[:] = [d for d in dirs if d not in PRUNE]
-            if "CMakeCache.txt" in files:
+            if "build.ninja" in files or "CMakeCache.txt" in files:
                 found.append(Path(folder))
-                dirs[:] = []
         return found
 
     @cached_property
@@ -52,10 +54,13 @@ class Evidence:
         """Compiled source -> the object files built from it."""
         table: dict[Path, list[Path]] = {}
         for build in self.build_dirs:
-            db = build / "compile_commands.json"
-            if not db.is_file():
-                continue
-            for entry in json.loads(db.read_text()):
+            entries = []
+            if (build / "build.ninja").is_file():
+                done = subprocess.run(["ninja", "-C", str(build), "-t", "compdb"], capture_output=True, text=True)
+                entries += json.loads(done.stdout) if done.returncode == 0 and done.stdout.strip() else []
+            if (build / "compile_commands.json").is_file():
+                entries += json.loads((build / "compile_commands.json").read_text())
+            for entry in entries:
                 directory = Path(entry["directory"])
                 source = (directory / entry["file"]).resolve()
                 output = entry.get("output") or _output_from_command(entry)
@@ -96,6 +101,18 @@ class Evidence:
         return inputs
 
     @cached_property
+    def skbuild_sources(self) -> dict[Path, Path]:
+        """Source folder -> CMakeCache.txt of a scikit-build-core build of it."""
+        found: dict[Path, Path] = {}
+        for build in self.build_dirs:
+            cache = build / "CMakeCache.txt"
+            text = cache.read_text(errors="replace") if cache.is_file() else ""
+            home = re.search(r"^CMAKE_HOME_DIRECTORY:INTERNAL=(.*)$", text, re.M)
+            if home and re.search(r"^SKBUILD:", text, re.M):
+                found.setdefault(Path(home.group(1)).resolve(), cache)
+        return found
+
+    @cached_property
     def test_modules(self) -> set[Path]:
         config = tomllib.loads((self.root / "pyproject.toml").read_text()) if (self.root / "pyproject.toml").is_file() else {}
         options = config.get("tool", {}).get("pytest", {}).get("ini_options", {})
@@ -134,6 +151,11 @@ class Evidence:
             if ninja is not None and _newer(ninja, path):
                 return block.ok(f"{shown} is read by a configured CMake build")
             return block.fail(f"{shown}: no configured CMake build reads it (or the build is stale)")
+        if path.name == "pyproject.toml":
+            cache = self.skbuild_sources.get(path.parent)
+            if cache is not None and _newer(cache, path):
+                return block.ok(f"{shown} drives a scikit-build-core build ({cache.parent.name})")
+            return block.fail(f"{shown}: no scikit-build-core build of its folder (or the build is stale)")
         if suffix == ".py" and path in self.test_modules:
             return block.ok(f"{shown} is a test module pytest runs")
         if suffix == ".py":
