@@ -150,3 +150,13 @@ def test_kernel_rejects_bad_input(mod, x, out, error, message):
     with pytest.raises(error) as info:
         mod.relu_squared_cpu(x, out)
     assert message in str(info.value)
+
+
+def test_opcheck_catches_undeclared_mutation(mod):
+    @torch.library.custom_op("cookbook_compile_test::relu_squared_undeclared", mutates_args=())
+    def undeclared(x: torch.Tensor, out: torch.Tensor) -> None:
+        mod.relu_squared_cpu(x, out)
+
+    x = sample_inputs("cpu", (8,))
+    with pytest.raises(Exception, match="out is not defined as mutable but was mutated"):
+        torch.library.opcheck(undeclared, (x, torch.empty_like(x)))
