@@ -22,6 +22,7 @@ def run_pe(rank: int, npes: int, ids: mp.Queue, n: int) -> None:
     import torch
     import tvm_ffi
 
+    torch.cuda.set_device(rank)  # so that torch's default stream and synchronize() use this PE's GPU
     mod = tvm_ffi.load_module(str(LIBRARY))
     if rank == 0:
         unique_id = mod.shmem_unique_id_nvshmem()
