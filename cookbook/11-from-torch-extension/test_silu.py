@@ -1,6 +1,8 @@
 """silu: the tvm_ffi port matches the PyTorch extension it replaces, result for result and error for error."""
 
 import hashlib
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -79,6 +81,23 @@ def test_both_reject_bad_input_alike(mod, ext, bad, error, ffi_message, ext_mess
         ext.silu(bad)
     assert ffi_message in str(from_ffi.value)
     assert ext_message in str(from_ext.value)
+
+
+def test_extension_loads_only_after_torch(ext):
+    """No RUNPATH: without `import torch` first, the loader cannot find torch's libraries."""
+    script = "import ctypes, sys; ctypes.CDLL(sys.argv[1])"
+    alone = subprocess.run([sys.executable, "-c", script, ext.__file__], capture_output=True, text=True)
+    assert alone.returncode != 0 and "libc10.so: cannot open shared object file" in alone.stderr
+    after = subprocess.run([sys.executable, "-c", "import torch; " + script, ext.__file__],
+                           capture_output=True, text=True)
+    assert after.returncode == 0, after.stderr
+
+
+def test_ffi_loads_without_torch(mod):
+    library = HERE / "build" / "libsilu_ffi.so"
+    script = "import ctypes, sys; ctypes.CDLL(sys.argv[1]); assert 'torch' not in sys.modules"
+    done = subprocess.run([sys.executable, "-c", script, str(library)], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
 
 
 def test_ffi_without_a_torch_argument_cannot_allocate(mod):
