@@ -20,6 +20,8 @@ int main(int argc, char** argv) {
   ffi::Optional<ffi::Function> found = mod->GetFunction("weighted_sum_cpu");
   if (!found.has_value()) return 1;
   ffi::Function weighted_sum = found.value();
+  // A name the library does not export gives an empty Optional, not an exception.
+  if (mod->GetFunction("no_such_function").has_value()) return 1;
   // [cpp_lookup.end]
   // [cpp_call.begin]
   float values[6] = {1, 2, 3, 4, 5, 6};
