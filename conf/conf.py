@@ -14,6 +14,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 BUILD = Path(os.environ.get("FFI_COOKBOOK_BUILD_DIR", ROOT / "_build"))
 sys.path.insert(0, str(ROOT))  # for tools.snippets.sphinx_ext
+sys.path.insert(0, str(ROOT / "conf"))  # for notebook_sources
 
 project = "TVM FFI Kernel Cookbook"
 author = "The TVM FFI Kernel Cookbook authors"
@@ -25,6 +26,7 @@ extensions = [
     "sphinx_copybutton",
     "sphinx_design",
     "tools.snippets.sphinx_ext",  # {snippet} blocks and the snippet report page
+    "notebook_sources",  # re-execute a notebook when a source file beside it changes
 ]
 # Written by `make snippets` (python -m tools.snippets); rendered by {snippet-report}.
 snippets_report = str(BUILD / "snippets" / "report.json")

@@ -1,0 +1,69 @@
+"""Re-execute a notebook when the files beside it change, not only its cells.
+
+myst-nb caches executed notebooks by the text of their cells. A recipe's cells
+rarely change when its kernel does, so a cached page would keep showing the
+output of the old kernel. This extension hashes the source files in each
+notebook's folder (build outputs excluded); when the hash changes, it drops the
+notebook's cache record and marks the page outdated, so the page is executed
+again. Hashes are kept beside myst-nb's cache.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from pathlib import Path
+
+SOURCE_SUFFIXES = {".c", ".cc", ".cpp", ".cu", ".h", ".cuh", ".py", ".txt", ".toml", ".cmake", ".in"}
+SKIP_DIRS = {"build", "_build", "__pycache__", ".ipynb_checkpoints", "harness"}
+
+
+def folder_digest(folder: Path) -> str:
+    digest = hashlib.sha256()
+    for top, dirs, files in sorted(os.walk(folder)):
+        dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS)
+        for name in sorted(files):
+            path = Path(top) / name
+            if path.suffix in SOURCE_SUFFIXES:
+                digest.update(str(path.relative_to(folder)).encode())
+                digest.update(path.read_bytes())
+    return digest.hexdigest()
+
+
+def _notebooks(srcdir: Path):
+    """Text notebooks under the source folder (symlinked folders followed)."""
+    for top, dirs, files in os.walk(srcdir, followlinks=True):
+        dirs[:] = [d for d in dirs if d not in SKIP_DIRS]
+        for name in files:
+            path = Path(top) / name
+            if name.endswith(".md") and "kernelspec:" in path.read_text()[:600]:
+                yield path
+
+
+def _drop_stale(app) -> None:
+    from jupyter_cache import get_cache
+
+    cache_dir = Path(app.config.nb_execution_cache_path)
+    stamp = cache_dir / "source-digests.json"
+    old = json.loads(stamp.read_text()) if stamp.is_file() else {}
+    new = {str(nb): folder_digest(nb.parent) for nb in _notebooks(Path(app.srcdir))}
+    stale = {uri for uri, digest in new.items() if old.get(uri) != digest}
+    if stale and cache_dir.is_dir():
+        cache = get_cache(cache_dir)
+        for record in cache.list_cache_records():
+            if record.uri in stale:
+                cache.remove_cache(record.pk)
+    app.env.notebook_sources_stale = {app.env.path2doc(uri) for uri in stale} - {None}
+    cache_dir.mkdir(parents=True, exist_ok=True)
+    stamp.write_text(json.dumps(new, indent=1))
+
+
+def _outdated(app, env, added, changed, removed):
+    return sorted(getattr(env, "notebook_sources_stale", set()))
+
+
+def setup(app):
+    app.connect("builder-inited", _drop_stale)
+    app.connect("env-get-outdated", _outdated)
+    return {"parallel_read_safe": True, "parallel_write_safe": True}
