@@ -20,12 +20,7 @@ void AddOneLoop(const T* x, T* y, int64_t n) {
 // [add_one_cpu_entry.begin]
 void AddOneCPU(ffi::TensorView x, ffi::TensorView y) {
   // 1. Validate: every failure names the argument and raises in Python.
-  ffi_cookbook::CheckDevice(x, "x", kDLCPU);
-  ffi_cookbook::CheckSameDevice(x, "x", y, "y");
-  ffi_cookbook::CheckSameDtype(x, "x", y, "y");
-  ffi_cookbook::CheckSameShape(x, "x", y, "y");
-  ffi_cookbook::CheckContiguous(x, "x");
-  ffi_cookbook::CheckContiguous(y, "y");
+  ffi_cookbook::CheckElementwise(x, "x", y, "y", kDLCPU);
   // 2. Dispatch on dtype and run.
   ffi_cookbook::DispatchFloat(x.dtype(), "x", [&](auto tag) {
     using T = typename decltype(tag)::type;

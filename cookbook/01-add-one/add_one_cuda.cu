@@ -20,12 +20,7 @@ __global__ void AddOneKernel(const T* x, T* y, int64_t n) {
 // [add_one_cuda_entry.begin]
 void AddOneCUDA(ffi::TensorView x, ffi::TensorView y) {
   // 1. Validate.
-  ffi_cookbook::CheckDevice(x, "x", kDLCUDA);
-  ffi_cookbook::CheckSameDevice(x, "x", y, "y");
-  ffi_cookbook::CheckSameDtype(x, "x", y, "y");
-  ffi_cookbook::CheckSameShape(x, "x", y, "y");
-  ffi_cookbook::CheckContiguous(x, "x");
-  ffi_cookbook::CheckContiguous(y, "y");
+  ffi_cookbook::CheckElementwise(x, "x", y, "y", kDLCUDA);
   // 2. Run on x's GPU, on the stream the caller is using.
   ffi::CUDADeviceGuard guard(x.device().device_id);
   cudaStream_t stream = ffi_cookbook::CurrentStream(x.device());

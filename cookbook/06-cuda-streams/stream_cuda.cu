@@ -24,12 +24,7 @@ __global__ void ScaleKernel(const T* x, T* y, float alpha, int64_t n) {
 
 // [scale_on_stream_cuda_entry.begin]
 int64_t ScaleOnStreamCUDA(ffi::TensorView x, ffi::TensorView y, double alpha) {
-  ffi_cookbook::CheckDevice(x, "x", kDLCUDA);
-  ffi_cookbook::CheckSameDevice(x, "x", y, "y");
-  ffi_cookbook::CheckSameDtype(x, "x", y, "y");
-  ffi_cookbook::CheckSameShape(x, "x", y, "y");
-  ffi_cookbook::CheckContiguous(x, "x");
-  ffi_cookbook::CheckContiguous(y, "y");
+  ffi_cookbook::CheckElementwise(x, "x", y, "y", kDLCUDA);
   // Make x's GPU current for the launch; the guard restores the old one on return.
   ffi::CUDADeviceGuard guard(x.device().device_id);
   // The stream the caller published for this device (nullptr: the default stream).

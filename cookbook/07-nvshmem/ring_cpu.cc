@@ -14,12 +14,7 @@ namespace ffi = tvm::ffi;
 
 // [ring_shift_cpu_entry.begin]
 void RingShiftCPU(ffi::TensorView x, ffi::TensorView y) {
-  ffi_cookbook::CheckDevice(x, "x", kDLCPU);
-  ffi_cookbook::CheckSameDevice(x, "x", y, "y");
-  ffi_cookbook::CheckSameDtype(x, "x", y, "y");
-  ffi_cookbook::CheckSameShape(x, "x", y, "y");
-  ffi_cookbook::CheckContiguous(x, "x");
-  ffi_cookbook::CheckContiguous(y, "y");
+  ffi_cookbook::CheckElementwise(x, "x", y, "y", kDLCPU);
   if (x.ndim() < 1 || x.size(0) == 0) return;  // no PEs, nothing to exchange
   int64_t npes = x.size(0);
   size_t row_bytes = ffi::GetDataSize(x.numel() / npes, x.dtype());

@@ -112,12 +112,7 @@ void RequireSymmetric(const ffi::TensorView& t, const char* name) {
 
 // [ring_put_nvshmem_entry.begin]
 void RingPut(ffi::TensorView src, ffi::TensorView dst) {
-  ffi_cookbook::CheckDevice(src, "src", kDLCUDA);
-  ffi_cookbook::CheckSameDevice(src, "src", dst, "dst");
-  ffi_cookbook::CheckSameDtype(src, "src", dst, "dst");
-  ffi_cookbook::CheckSameShape(src, "src", dst, "dst");
-  ffi_cookbook::CheckContiguous(src, "src");
-  ffi_cookbook::CheckContiguous(dst, "dst");
+  ffi_cookbook::CheckElementwise(src, "src", dst, "dst", kDLCUDA);
   RequireInitialised("ring_put_nvshmem");
   RequireSymmetric(src, "src");
   RequireSymmetric(dst, "dst");
