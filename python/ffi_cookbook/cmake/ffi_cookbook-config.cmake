@@ -10,7 +10,14 @@
 #   FFI_COOKBOOK_NVSHMEM   AUTO | ON | OFF   (AUTO: when nvidia-nvshmem-cu13 headers are found)
 #   FFI_COOKBOOK_SANITIZE  "" | address | undefined | address,undefined
 #   CMAKE_CUDA_ARCHITECTURES defaults to "80;90" (set explicitly: no GPU to detect)
+#   CMAKE_BUILD_TYPE         defaults to Release
 include_guard(GLOBAL)
+
+# Kernels built here are run and measured: optimise unless the caller chose a
+# build type (an empty CMAKE_BUILD_TYPE would mean no -O flag at all).
+if(NOT CMAKE_BUILD_TYPE AND NOT CMAKE_CONFIGURATION_TYPES)
+  set(CMAKE_BUILD_TYPE Release CACHE STRING "Build type; the cookbook defaults to Release" FORCE)
+endif()
 
 # Every build through this package records what it compiled; the snippet
 # checker reads compile_commands.json to know which shown files really build.
