@@ -7,11 +7,10 @@ import pytest
 import torch
 import tvm_ffi
 
-from ffi_cookbook.testing import needs_cuda
+from ffi_cookbook.testing import float32_elementwise_bad_inputs, needs_cuda
 
 LIBRARY = Path(__file__).resolve().parent / "build" / "libscale.so"
 SHAPES = [(0,), (1,), (7,), (3, 5)]
-f32 = np.float32
 
 
 @pytest.fixture(scope="module")
@@ -106,16 +105,7 @@ def test_jax_jit_reports_kernel_error(jax_targets):
         jax.jit(lambda v: call(v, alpha=np.float64(1.0)))(x).block_until_ready()
 
 
-@pytest.mark.parametrize(
-    "x, out, error, message",
-    [
-        (np.zeros(3, np.float64), np.zeros(3, np.float64), TypeError, "argument 'x': expected dtype float32, got float64"),
-        (np.zeros(3, f32), np.zeros(3, np.int32), TypeError, "argument 'out': expected dtype float32 (the dtype of 'x'), got int32"),
-        (np.zeros(3, f32), np.zeros(4, f32), ValueError, "argument 'out': expected shape [3] (the shape of 'x'), got [4]"),
-        (np.zeros((3, 4), f32).T, np.zeros((4, 3), f32), ValueError, "argument 'x': expected a contiguous tensor"),
-        (np.zeros((3, 4), f32), np.zeros((4, 3), f32).T, ValueError, "argument 'out': expected a contiguous tensor"),
-    ],
-)
+@pytest.mark.parametrize("x, out, error, message", float32_elementwise_bad_inputs("out"))
 def test_scale_rejects_bad_input(mod, x, out, error, message):
     with pytest.raises(error) as info:
         mod.scale_cpu(x, 1.0, out)

@@ -12,6 +12,8 @@ import pytest
 import torch
 import tvm_ffi
 
+from ffi_cookbook.testing import float32_elementwise_bad_inputs
+
 HERE = Path(__file__).resolve().parent
 LIBRARY = HERE / "build" / "librelu_squared.so"
 SHAPES = [(0,), (1,), (7,), (3, 5)]
@@ -133,19 +135,8 @@ def test_custom_op_reports_kernel_errors(ops):
         ops.relu_squared(torch.zeros(3, dtype=torch.float64))
 
 
-f32 = np.float32
 
-
-@pytest.mark.parametrize(
-    "x, out, error, message",
-    [
-        (np.zeros(3, np.float64), np.zeros(3, np.float64), TypeError, "argument 'x': expected dtype float32, got float64"),
-        (np.zeros(3, f32), np.zeros(3, np.int32), TypeError, "argument 'out': expected dtype float32 (the dtype of 'x'), got int32"),
-        (np.zeros(3, f32), np.zeros(4, f32), ValueError, "argument 'out': expected shape [3] (the shape of 'x'), got [4]"),
-        (np.zeros((3, 4), f32).T, np.zeros((4, 3), f32), ValueError, "argument 'x': expected a contiguous tensor"),
-        (np.zeros((3, 4), f32), np.zeros((4, 3), f32).T, ValueError, "argument 'out': expected a contiguous tensor"),
-    ],
-)
+@pytest.mark.parametrize("x, out, error, message", float32_elementwise_bad_inputs("out"))
 def test_kernel_rejects_bad_input(mod, x, out, error, message):
     with pytest.raises(error) as info:
         mod.relu_squared_cpu(x, out)

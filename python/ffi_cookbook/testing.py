@@ -42,3 +42,21 @@ TOLERANCE = {
     "float16": (1e-3, 1e-3),
     "bfloat16": (8e-3, 8e-3),
 }
+
+
+def float32_elementwise_bad_inputs(out_name: str = "out") -> list:
+    """`(x, out, error, message)` cases a float32 elementwise kernel ``f(x, ..., out)`` must reject.
+
+    The messages are those of ``CheckDtype(x, float32)`` followed by
+    ``CheckElementwise(x, "x", out, out_name, kDLCPU)`` (include/ffi_cookbook/check.h).
+    """
+    import numpy as np
+
+    f32 = np.float32
+    return [
+        (np.zeros(3, np.float64), np.zeros(3, np.float64), TypeError, "argument 'x': expected dtype float32, got float64"),
+        (np.zeros(3, f32), np.zeros(3, np.int32), TypeError, f"argument '{out_name}': expected dtype float32 (the dtype of 'x'), got int32"),
+        (np.zeros(3, f32), np.zeros(4, f32), ValueError, f"argument '{out_name}': expected shape [3] (the shape of 'x'), got [4]"),
+        (np.zeros((3, 4), f32).T, np.zeros((4, 3), f32), ValueError, "argument 'x': expected a contiguous tensor"),
+        (np.zeros((3, 4), f32), np.zeros((4, 3), f32).T, ValueError, f"argument '{out_name}': expected a contiguous tensor"),
+    ]
