@@ -24,7 +24,8 @@ def write(blocks: list[Block], problems: list[Problem], out: Path, seconds: floa
         if b.status == "text":
             continue
         pages.setdefault(b.page, []).append({
-            "line": b.line or "", "language": b.language or "(none)", "kind": b.kind,
+            # Doxygen examples have no page line: show the header line they come from.
+            "line": b.line or b.where.partition("(from ")[2].rstrip(")"), "language": b.language or "(none)", "kind": b.kind,
             "status": b.status, "detail": b.detail, "where": b.where})
     for page, rows in pages.items():
         print(f"\n{page}")
