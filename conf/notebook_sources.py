@@ -21,7 +21,7 @@ SKIP_DIRS = {"build", "_build", "__pycache__", ".ipynb_checkpoints", "harness"}
 
 def folder_digest(folder: Path) -> str:
     digest = hashlib.sha256()
-    for top, dirs, files in sorted(os.walk(folder)):
+    for top, dirs, files in os.walk(folder):  # top-down, so pruning `dirs` takes effect
         dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS)
         for name in sorted(files):
             path = Path(top) / name
