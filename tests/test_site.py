@@ -50,3 +50,25 @@ def test_api_page_renders_helpers(html):
     for name in ["CheckDevice", "CheckSameShape", "DispatchFloat", "EmptyLike", "CPUAllocator",
                  "CUDAAllocator", "NVSHMEMAllocator", "CurrentStream", "BlocksFor"]:
         assert re.search(rf"\b{name}\b", page), name
+
+
+def test_every_notebook_page_executed_successfully(root, html):
+    """myst-nb's own record for the build: each notebook page ran, and without error."""
+    import pickle
+
+    env = pickle.loads((root / BUILD / "doctrees" / "environment.pickle").read_bytes())
+    records = {doc: meta.get("exec_data") for doc, meta in env.nb_metadata.items()}
+    notebooks = {f"cookbook/{p.parent.name}/notebook" for p in (root / "cookbook").glob("*/notebook.md")}
+    assert notebooks <= set(records), sorted(notebooks - set(records))
+    failed = {doc: (data or {}).get("error") for doc, data in records.items() if not (data or {}).get("succeeded")}
+    assert not failed, failed
+
+
+def test_first_recipe_notebook_executes_outside_sphinx(root):
+    """The same notebook run by nbclient, as a reader runs it (tools/run_notebook.py)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("run_notebook", root / "tools" / "run_notebook.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    assert module.main([str(root / "cookbook" / "01-add-one" / "notebook.md")]) == 0
