@@ -27,6 +27,8 @@ venv: $(STAMP)
 
 # The venv is (re)installed only when pyproject.toml changes.
 $(STAMP): pyproject.toml tools/requirements.py
+	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' || { \
+	  echo "error: $(PYTHON) is older than 3.11; the pinned numpy and JAX need 3.11+ (make PYTHON=python3.11 ...)" >&2; exit 1; }
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV_FLAGS) $(VENV)
 	@$(PY) -c "import torch" 2>/dev/null || { echo "installing $(TORCH_SPEC)"; $(PY) -m pip install -q "$(TORCH_SPEC)"; }
 	$(PY) -m pip install -q $$($(PY) tools/requirements.py docs test)
