@@ -32,7 +32,12 @@ def build_and_check(tmp: Path, clean: bool = False) -> tuple[subprocess.Complete
     subprocess.run([sys.executable, "-m", "sphinx", "-b", "html", "-q", str(site / "docs"),
                     str(tmp / "html"), "-d", str(tmp / "doctrees")],
                    check=True, capture_output=True, text=True)
-    done = subprocess.run([sys.executable, "-m", "tools.snippets", "--root", str(site), "--doctrees",
+    return check(tmp)
+
+
+def check(tmp: Path) -> tuple[subprocess.CompletedProcess, dict]:
+    """Run the checker on the site built under `tmp` (its cache lives there too)."""
+    done = subprocess.run([sys.executable, "-m", "tools.snippets", "--root", str(tmp / "site"), "--doctrees",
                            str(tmp / "doctrees"), "--out", str(tmp / "snippets")],
                           capture_output=True, text=True, cwd=ROOT)
     return done, json.loads((tmp / "snippets" / "report.json").read_text())
@@ -97,10 +102,7 @@ def test_clean_site_passes_and_second_run_is_cached(tmp_path):
     assert done.returncode == 0, done.stdout
     assert done.stdout.strip().endswith("snippets: 7 verified, 0 unverified, 1 exempt")
     # Same blocks, same cache folder: nothing is compiled or run again.
-    again = subprocess.run([sys.executable, "-m", "tools.snippets", "--root", str(tmp_path / "one" / "site"),
-                            "--doctrees", str(tmp_path / "one" / "doctrees"), "--out",
-                            str(tmp_path / "one" / "snippets")], capture_output=True, text=True, cwd=ROOT)
-    report = json.loads((tmp_path / "one" / "snippets" / "report.json").read_text())
+    again, report = check(tmp_path / "one")
     assert again.returncode == 0
     assert all("cached" in r["detail"] for r in report["pages"]["good"] if r["status"] == "verified")
 

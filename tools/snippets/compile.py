@@ -22,8 +22,9 @@ def harness_path(block: Block, verifier: str, name: str) -> Path:
     return block.source.resolve().parent / "harness" / f"{name}{SUFFIX[verifier]}"
 
 
-def wrap(block: Block, verifier: str, name: str | None) -> str:
+def wrap(block: Block, verifier: str) -> str:
     """The block inside its harness (the harness line `/* SNIPPET */` replaced), or the block alone."""
+    name = block.harness
     if not name:
         return block.text + "\n"
     path = harness_path(block, verifier, name)
@@ -80,7 +81,7 @@ def verify_compiled(ctx: Context, jobs: list[tuple[Block, str]]) -> None:
     units: dict[int, str] = {}
     for block, verifier in jobs:
         try:
-            units[id(block)] = wrap(block, verifier, block.harness)
+            units[id(block)] = wrap(block, verifier)
         except (FileNotFoundError, ValueError) as err:
             block.fail(str(err))
     todo = [(b, v) for b, v in jobs if id(b) in units]
@@ -127,7 +128,7 @@ def verify_compiled(ctx: Context, jobs: list[tuple[Block, str]]) -> None:
 def verify_cmake(ctx: Context, block: Block) -> None:
     """Configure the block (or its harness) as a scratch CMake project."""
     try:
-        text = wrap(block, "cmake", block.harness)
+        text = wrap(block, "cmake")
     except (FileNotFoundError, ValueError) as err:
         return block.fail(str(err))
     key = ctx.cached("cmake", text, ctx.fingerprint())

@@ -78,7 +78,7 @@ def linked_commands(ctx: Context) -> dict[str, str]:
 def verify_shell(ctx: Context, block: Block, known: dict[str, str]) -> None:
     if block.run:
         try:
-            script = wrap(block, "shell", block.harness)
+            script = wrap(block, "shell")
         except (FileNotFoundError, ValueError) as err:
             return block.fail(str(err))
         key = ctx.cached("shell", script, block.expected_output)
