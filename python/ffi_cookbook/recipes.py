@@ -1,0 +1,421 @@
+"""Recipes as folders a reader can take away: list them, write one self-contained, zip it.
+
+A self-contained recipe folder needs nothing from this package: it holds the
+recipe's sources, CMakeLists.txt, tests, README.md and requirements.txt, exactly
+the helper headers its sources include (under ``include/ffi_cookbook/``), the two
+Python helpers its tests and notebook use (vendored as ``cookbook_build.py`` and
+``cookbook_testing.py``) and ``notebook.ipynb``, converted from the MyST notebook
+so that Jupyter shows plain Markdown.
+
+The recipes are read from the checkout's ``cookbook/`` folder, or from the copy
+an installed wheel carries (``ffi_cookbook/data/cookbook``). Output is
+deterministic: the same sources give byte-identical folders and zips.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import posixpath
+import re
+import stat
+import zipfile
+from dataclasses import dataclass
+from pathlib import Path
+
+__all__ = [
+    "Recipe", "RecipeError", "recipes", "recipe", "recipe_files", "folder_files",
+    "notebook_ipynb", "write_files", "write_recipe", "zip_bytes", "write_zip",
+]
+
+_PACKAGE_DIR = Path(__file__).resolve().parent
+
+#: Kernel variants by file-name suffix (the runtime library collects the same names).
+VARIANT_SUFFIXES = {"_cpu.cc": "CPU", "_cuda.cu": "CUDA", "_nvshmem.cu": "NVSHMEM"}
+C_SUFFIXES = {".c", ".cc", ".cpp", ".cu", ".cuh", ".h", ".hpp"}
+#: Files a folder is made of; anything else (build outputs, caches) is left behind.
+COPIED_SUFFIXES = C_SUFFIXES | {".py", ".txt", ".toml", ".md", ".cmake", ".in"}
+SKIP_DIRS = {"build", "_build", "dist", "__pycache__", ".ipynb_checkpoints", ".pytest_cache"}
+HELPER_INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*[<"](ffi_cookbook/[\w./-]+)[>"]', re.M)
+#: The only imports of this package a recipe may use, and what they become.
+IMPORT_REWRITES = {
+    "from ffi_cookbook.build import": "from cookbook_build import",
+    "from ffi_cookbook.testing import": "from cookbook_testing import",
+}
+VENDORED = {"cookbook_build.py": "build.py", "cookbook_testing.py": "testing.py"}
+_OTHER_IMPORT = re.compile(r"^[ \t]*(?:from|import)[ \t]+ffi_cookbook\b.*$", re.M)
+#: Zip entries carry this time stamp, so that a zip depends only on its contents.
+ZIP_DATE = (1980, 1, 1, 0, 0, 0)
+
+
+class RecipeError(ValueError):
+    """A recipe that does not exist, or a folder that cannot be made self-contained."""
+
+
+# -- where things are --------------------------------------------------------
+
+def _checkout() -> Path | None:
+    """The source checkout this module runs from, if it does."""
+    root = _PACKAGE_DIR.parents[1]
+    if (root / "cookbook").is_dir() and (root / "include" / "ffi_cookbook").is_dir():
+        return root
+    return None
+
+
+def cookbook_dir() -> Path:
+    """The folder holding the recipes: the checkout's ``cookbook/`` or the wheel's copy."""
+    root = _checkout()
+    folder = root / "cookbook" if root else _PACKAGE_DIR / "data" / "cookbook"
+    if not folder.is_dir():
+        raise RecipeError(f"no recipes found at {folder}: reinstall the ffi-cookbook package")
+    return folder
+
+
+def helper_include_dir() -> Path:
+    """The folder holding ``ffi_cookbook/*.h``: the checkout's ``include/`` or the wheel's copy."""
+    root = _checkout()
+    return root / "include" if root else _PACKAGE_DIR / "include"
+
+
+# -- recipes and what they show ------------------------------------------------
+
+@dataclass(frozen=True)
+class Recipe:
+    """One recipe folder and what ``ffi-cookbook list`` says about it."""
+
+    name: str  #: folder name, e.g. "10-rmsnorm"
+    folder: Path
+    title: str  #: the notebook's title: what the recipe shows
+    variants: tuple  #: ("CPU", "CUDA", "NVSHMEM") found from its source file names
+
+    @property
+    def gpu(self) -> str:
+        """'no', 'optional' (a CUDA variant next to the CPU one) or 'required' (NVSHMEM)."""
+        if "NVSHMEM" in self.variants:
+            return "required"
+        return "optional" if "CUDA" in self.variants else "no"
+
+    @property
+    def number(self) -> str:
+        return self.name.split("-", 1)[0]
+
+
+def _title(notebook: Path) -> str:
+    for line in notebook.read_text().splitlines():
+        if line.startswith("# "):
+            return line[2:].strip()
+    raise RecipeError(f"{notebook}: no '# title' line")
+
+
+def _variants(folder: Path) -> tuple:
+    """Device variants by file name; any other C/C++ source (not CUDA) counts as CPU."""
+    found = {label for path in _walk(folder) for suffix, label in VARIANT_SUFFIXES.items()
+             if path.name.endswith(suffix)}
+    if any(p.suffix in {".c", ".cc", ".cpp"} for p in _walk(folder)):
+        found.add("CPU")
+    return tuple(label for label in VARIANT_SUFFIXES.values() if label in found)
+
+
+def recipes() -> list[Recipe]:
+    """Every recipe, in reading order."""
+    return [Recipe(p.name, p, _title(p / "notebook.md"), _variants(p))
+            for p in sorted(cookbook_dir().iterdir())
+            if p.is_dir() and re.match(r"\d\d-", p.name) and (p / "notebook.md").is_file()]
+
+
+def recipe(name: str) -> Recipe:
+    """A recipe by folder name ("10-rmsnorm"), slug ("rmsnorm") or number ("10")."""
+    every = recipes()
+    for r in every:
+        if name in (r.name, r.number, r.name.split("-", 1)[1]):
+            return r
+    known = ", ".join(r.name for r in every)
+    raise RecipeError(f"unknown recipe {name!r}; the recipes are: {known}")
+
+
+# -- the files of a self-contained folder ----------------------------------------
+
+def _walk(folder: Path):
+    """Source files under ``folder`` (sorted; build outputs and caches skipped)."""
+    for path in sorted(folder.rglob("*")):
+        rel = path.relative_to(folder)
+        if any(part in SKIP_DIRS for part in rel.parts[:-1]) or path.is_symlink():
+            continue
+        if path.is_file() and path.suffix in COPIED_SUFFIXES:
+            yield path
+
+
+def rewrite_imports(text: str, where: str) -> str:
+    """Point ``ffi_cookbook.build``/``.testing`` imports at the vendored copies.
+
+    Raises RecipeError for any other import of ffi_cookbook: a self-contained
+    folder does not have the package.
+    """
+    for old, new in IMPORT_REWRITES.items():
+        text = text.replace(old, new)
+    other = _OTHER_IMPORT.search(text)
+    if other:
+        raise RecipeError(f"{where}: '{other.group(0).strip()}' needs the ffi_cookbook package; "
+                          "recipes may import only ffi_cookbook.build and ffi_cookbook.testing")
+    return text
+
+
+def helper_headers(sources: dict[str, bytes]) -> dict[str, bytes]:
+    """The helper headers ``sources`` include, directly or through each other.
+
+    Returns ``{"include/ffi_cookbook/X.h": content}``. A header the folder already
+    carries under some ``ffi_cookbook/`` subfolder (a vendored copy) is not added.
+    """
+    include_root = helper_include_dir()
+    shipped = {"/".join(name.split("/")[-2:]) for name in sources
+               if name.split("/")[-2:-1] == ["ffi_cookbook"]}
+    todo = [text for name, text in sources.items() if Path(name).suffix in C_SUFFIXES]
+    found: dict[str, bytes] = {}
+    while todo:
+        for header in HELPER_INCLUDE.findall(todo.pop().decode()):
+            if header in shipped or f"include/{header}" in found:
+                continue
+            path = include_root / header
+            if not path.is_file():
+                raise RecipeError(f"#include <{header}>: no such helper header in {include_root}")
+            found[f"include/{header}"] = path.read_bytes()
+            todo.append(found[f"include/{header}"])
+    return dict(sorted(found.items()))
+
+
+def vendored_helpers() -> dict[str, bytes]:
+    """``cookbook_build.py`` and ``cookbook_testing.py``: this package's two stdlib-only helpers."""
+    return {name: rewrite_imports((_PACKAGE_DIR / source).read_text(), name).encode()
+            for name, source in VENDORED.items()}
+
+
+def folder_files(folder: Path, skip: tuple = ()) -> dict[str, bytes]:
+    """A folder's sources made self-contained: relative path -> bytes, sorted.
+
+    Python files get their ffi_cookbook imports rewritten; the helper headers the
+    C/C++ sources include and the vendored Python helpers are added.
+    """
+    files: dict[str, bytes] = {}
+    for path in _walk(folder):
+        rel = path.relative_to(folder).as_posix()
+        if rel in skip:
+            continue
+        data = path.read_bytes()
+        if path.suffix == ".py":
+            data = rewrite_imports(data.decode(), rel).encode()
+        files[rel] = data
+    clash = set(files) & (set(VENDORED) | {"include"})
+    if clash:
+        raise RecipeError(f"{folder}: {sorted(clash)} would be overwritten by the vendored helpers")
+    files.update(helper_headers(files))
+    files.update(vendored_helpers())
+    return dict(sorted(files.items()))
+
+
+def recipe_files(name: str) -> dict[str, bytes]:
+    """Every file of the self-contained folder of recipe ``name``: relative path -> bytes."""
+    r = recipe(name)
+    for needed in ("README.md", "requirements.txt", "notebook.md"):
+        if not (r.folder / needed).is_file():
+            raise RecipeError(f"recipe {r.name} has no {needed}")
+    files = folder_files(r.folder, skip=("notebook.md",))
+    files["notebook.ipynb"] = notebook_ipynb(r.folder / "notebook.md")
+    return dict(sorted(files.items()))
+
+
+# -- notebook.md -> notebook.ipynb -------------------------------------------------
+
+_FENCE_DIRECTIVE = re.compile(
+    r"^(?P<fence>`{3,})\{(?P<name>[\w-]+)\}[ \t]*(?P<arg>[^\n]*)\n"
+    r"(?P<options>(?:[ \t]*:[\w-]+:[^\n]*\n)*)"
+    r"(?P<body>.*?)^(?P=fence)[ \t]*$\n?", re.M | re.S)
+_COLON_OPEN = re.compile(r"^(:{3,})\{([\w-]+)\}[ \t]*(.*)$")
+_OPTION = re.compile(r"^[ \t]*:([\w-]+):[ \t]*(.*?)[ \t]*$", re.M)
+_ROLE = re.compile(r"\{(?P<role>[\w:-]+)\}`(?P<text>[^`]+)`")
+_EXPLICIT_TITLE = re.compile(r"^(?P<title>.+?)\s*<(?P<target>[^<>]+)>$", re.S)
+_ADMONITIONS = {"note", "tip", "hint", "important", "warning", "caution", "attention", "seealso"}
+
+
+def literalinclude_text(path: Path, options: dict[str, str]) -> str:
+    """What ``literalinclude`` shows: the whole file, or the lines between two markers."""
+    lines = path.read_text().splitlines()
+    start, end = (options.get(k, "").strip("\"'") for k in ("start-after", "end-before"))
+    if start:
+        hits = [i for i, line in enumerate(lines) if start in line]
+        if not hits:
+            raise RecipeError(f"{path.name}: no line contains {start!r}")
+        lines = lines[hits[0] + 1:]
+    if end:
+        hits = [i for i, line in enumerate(lines) if end in line]
+        if not hits:
+            raise RecipeError(f"{path.name}: no line contains {end!r}")
+        lines = lines[:hits[0]]
+    return "\n".join(lines).strip("\n")
+
+
+def _fenced(language: str, text: str) -> str:
+    fence = "```"
+    while fence in text:
+        fence += "`"
+    return f"{fence}{language}\n{text}\n{fence}\n"
+
+
+def _directive(match: re.Match, folder: Path, where: str) -> str:
+    name, arg, body = match["name"], match["arg"].strip(), match["body"]
+    options = dict(_OPTION.findall(match["options"]))
+    if name == "literalinclude":
+        path = folder / arg
+        if not path.is_file():
+            raise RecipeError(f"{where}: literalinclude of a missing file {arg}")
+        return _fenced(options.get("language", ""), literalinclude_text(path, options))
+    if name == "snippet":
+        note = f"*Not run by this notebook: {options['pseudo']}.*\n\n" if "pseudo" in options else ""
+        return note + _fenced(arg, body.rstrip("\n"))
+    if name in _ADMONITIONS:
+        title = arg or name.capitalize()
+        quoted = "\n".join(f"> {line}".rstrip() for line in body.rstrip("\n").splitlines())
+        return f"> **{title}**\n>\n{quoted}\n"
+    raise RecipeError(f"{where}: the {{{name}}} directive has no plain-Markdown form; "
+                      "teach ffi_cookbook.recipes to convert it")
+
+
+def _role(match: re.Match, folder: Path) -> str:
+    role, text = match["role"], " ".join(match["text"].split())
+    if role == "math":
+        return f"${text}$"
+    explicit = _EXPLICIT_TITLE.match(text)
+    if explicit:
+        return explicit["title"]
+    if role == "doc":  # a page named by its path: name the recipe folder instead
+        target = posixpath.normpath(posixpath.join(folder.name, text))
+        parts = target.split("/")
+        if len(parts) == 2 and parts[1] == "notebook" and re.match(r"\d\d-", parts[0]):
+            return f"`{parts[0]}`"
+        return f"`{text}`"
+    return f"`{text}`"
+
+
+def _myst_slug(heading: str) -> str:
+    return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+
+
+def markdown_for_jupyter(text: str, folder: Path, where: str, anchors: dict[str, str]) -> str:
+    """MyST Markdown -> Markdown Jupyter renders: directives, roles and anchors made plain."""
+    text = _FENCE_DIRECTIVE.sub(lambda m: _directive(m, folder, where), text)
+    kept = []
+    for line in text.splitlines():
+        opened = _COLON_OPEN.match(line)
+        if opened and opened[2] == "tab-item":
+            kept.append(f"\n**{opened[3].strip()}**\n")
+        elif opened and opened[2] == "tab-set":
+            continue
+        elif opened:
+            raise RecipeError(f"{where}: the {{{opened[2]}}} directive has no plain-Markdown form")
+        elif re.fullmatch(r":{3,}[ \t]*", line):
+            continue  # the end of a tab-set or tab-item
+        else:
+            kept.append(line)
+    text = "\n".join(kept)
+    text = _ROLE.sub(lambda m: _role(m, folder), text)
+    return re.sub(r"\]\(#([\w-]+)\)", lambda m: f"](#{anchors.get(m[1], m[1])})", text)
+
+
+def _jupyter_anchors(markdown_cells: list[str]) -> dict[str, str]:
+    """MyST heading slug -> the anchor Jupyter gives the same heading."""
+    anchors = {}
+    for source in markdown_cells:
+        for heading in re.findall(r"^#{1,6}[ \t]+(.+?)[ \t]*$", source, re.M):
+            anchors[_myst_slug(heading)] = heading.replace(" ", "-")
+    return anchors
+
+
+def notebook_ipynb(notebook_md: Path) -> bytes:
+    """A MyST text notebook as a plain ``.ipynb`` that runs in a self-contained folder."""
+    import jupytext  # only the notebook conversion needs it
+
+    nb = jupytext.read(notebook_md)
+    where = notebook_md.name
+    anchors = _jupyter_anchors([c.source for c in nb.cells if c.cell_type == "markdown"])
+    cells = []
+    for index, cell in enumerate(nb.cells):
+        if cell.cell_type == "markdown":
+            source = markdown_for_jupyter(cell.source, notebook_md.parent, where, anchors)
+        elif cell.cell_type == "code":
+            source = rewrite_imports(cell.source, f"{where}, code cell {index}")
+        else:
+            source = cell.source
+        entry = {"cell_type": cell.cell_type, "id": f"cell-{index}",
+                 "metadata": dict(cell.metadata), "source": source}
+        if cell.cell_type == "code":
+            entry.update(execution_count=None, outputs=[])
+        cells.append(entry)
+    metadata = {"kernelspec": nb.metadata.get("kernelspec", {
+        "display_name": "Python 3", "language": "python", "name": "python3"}),
+        "language_info": {"name": "python"}}
+    document = {"cells": cells, "metadata": metadata, "nbformat": 4, "nbformat_minor": 5}
+    return (json.dumps(document, indent=1, sort_keys=True, ensure_ascii=False) + "\n").encode()
+
+
+def with_outputs(ipynb: bytes, executed: Path) -> bytes:
+    """Copy the outputs of an executed notebook (myst-nb's) into a converted one.
+
+    Code cells are matched in order; when the two notebooks do not have the same
+    number of code cells the converted notebook is returned unchanged.
+    """
+    document = json.loads(ipynb)
+    ran = [c for c in json.loads(executed.read_text())["cells"] if c["cell_type"] == "code"]
+    mine = [c for c in document["cells"] if c["cell_type"] == "code"]
+    if len(ran) != len(mine):
+        return ipynb
+    for cell, done in zip(mine, ran):
+        cell["outputs"] = done.get("outputs", [])
+        cell["execution_count"] = done.get("execution_count")
+    return (json.dumps(document, indent=1, sort_keys=True, ensure_ascii=False) + "\n").encode()
+
+
+# -- writing folders and zips ------------------------------------------------------
+
+def _check_relative(name: str) -> None:
+    parts = name.split("/")
+    if name.startswith("/") or ".." in parts or "" in parts or "\\" in name:
+        raise RecipeError(f"refusing to write {name!r}: not a plain relative path")
+
+
+def write_files(files: dict[str, bytes], dest: str | Path) -> Path:
+    """Write ``files`` under ``dest``, which must not exist or be an empty folder."""
+    dest = Path(dest)
+    if dest.exists() and (not dest.is_dir() or any(dest.iterdir())):
+        raise RecipeError(f"{dest} exists and is not an empty folder")
+    for name, data in files.items():
+        _check_relative(name)
+        target = dest / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(data)
+    return dest
+
+
+def write_recipe(name: str, dest: str | Path) -> Path:
+    """Write the self-contained folder of recipe ``name`` to ``dest``; return ``dest``."""
+    return write_files(recipe_files(name), dest)
+
+
+def zip_bytes(files: dict[str, bytes], top: str) -> bytes:
+    """``files`` zipped under the folder ``top/``: sorted entries, fixed time stamps."""
+    _check_relative(top)
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+        for name in sorted(files):
+            _check_relative(name)
+            info = zipfile.ZipInfo(f"{top}/{name}", date_time=ZIP_DATE)
+            info.external_attr = (stat.S_IFREG | 0o644) << 16
+            info.compress_type = zipfile.ZIP_DEFLATED
+            archive.writestr(info, files[name])
+    return buffer.getvalue()
+
+
+def write_zip(files: dict[str, bytes], top: str, path: str | Path) -> Path:
+    """Write ``zip_bytes(files, top)`` to ``path``."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(zip_bytes(files, top))
+    return path
