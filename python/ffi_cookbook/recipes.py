@@ -329,6 +329,17 @@ def _jupyter_anchors(markdown_cells: list[str]) -> dict[str, str]:
     return anchors
 
 
+def _with_where_to_run(first_cell: str, name: str) -> str:
+    """Say, under the title, that the notebook runs in its recipe folder."""
+    note = (f"> This notebook is recipe `{name}` of the TVM FFI Kernel Cookbook. It builds the\n"
+            "> sources next to it: run it in the recipe's folder (the recipe zip from the site,\n"
+            f"> or `ffi-cookbook get {name} DIR`) after `pip install -r requirements.txt`.\n")
+    title, _, rest = first_cell.partition("\n")
+    if not title.startswith("# "):
+        return note + "\n" + first_cell
+    return f"{title}\n\n{note}\n{rest.lstrip(chr(10))}"
+
+
 def notebook_ipynb(notebook_md: Path) -> bytes:
     """A MyST text notebook as a plain ``.ipynb`` that runs in a self-contained folder."""
     import jupytext  # only the notebook conversion needs it
@@ -340,6 +351,8 @@ def notebook_ipynb(notebook_md: Path) -> bytes:
     for index, cell in enumerate(nb.cells):
         if cell.cell_type == "markdown":
             source = markdown_for_jupyter(cell.source, notebook_md.parent, where, anchors)
+            if index == 0:
+                source = _with_where_to_run(source, notebook_md.parent.name)
         elif cell.cell_type == "code":
             source = rewrite_imports(cell.source, f"{where}, code cell {index}")
         else:
@@ -353,23 +366,6 @@ def notebook_ipynb(notebook_md: Path) -> bytes:
         "display_name": "Python 3", "language": "python", "name": "python3"}),
         "language_info": {"name": "python"}}
     document = {"cells": cells, "metadata": metadata, "nbformat": 4, "nbformat_minor": 5}
-    return (json.dumps(document, indent=1, sort_keys=True, ensure_ascii=False) + "\n").encode()
-
-
-def with_outputs(ipynb: bytes, executed: Path) -> bytes:
-    """Copy the outputs of an executed notebook (myst-nb's) into a converted one.
-
-    Code cells are matched in order; when the two notebooks do not have the same
-    number of code cells the converted notebook is returned unchanged.
-    """
-    document = json.loads(ipynb)
-    ran = [c for c in json.loads(executed.read_text())["cells"] if c["cell_type"] == "code"]
-    mine = [c for c in document["cells"] if c["cell_type"] == "code"]
-    if len(ran) != len(mine):
-        return ipynb
-    for cell, done in zip(mine, ran):
-        cell["outputs"] = done.get("outputs", [])
-        cell["execution_count"] = done.get("execution_count")
     return (json.dumps(document, indent=1, sort_keys=True, ensure_ascii=False) + "\n").encode()
 
 
