@@ -1,0 +1,95 @@
+"""One fresh virtual environment per test session, as a reader without the cookbook has it.
+
+It is made with ``python -m venv`` from the interpreter behind the project venv and
+holds apache-tvm-ffi, torch 2.13.0 (installed first, a CPU wheel, so that the
+recipes' ``torch>=`` ranges resolve to it), every recipe's requirements.txt, and
+the Jupyter tools that execute a notebook. ``ffi_cookbook`` is not installed, and
+the test asserts it. Versions are constrained to the project's own pins, so pip
+takes them from its cache, and a requirements.txt range that excludes a pin fails.
+Used by tests/test_recipe_zips.py and tests/test_cli.py.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+TORCH = "torch==2.13.0"
+NOTEBOOK_TOOLS = ["jupytext", "nbclient", "ipykernel", "ninja"]
+
+
+@dataclass
+class Venv:
+    path: Path
+    seconds: float  # wall time of creating it
+
+    @property
+    def python(self) -> Path:
+        return self.path / "bin" / "python"
+
+    def env(self) -> dict[str, str]:
+        """The environment a reader's shell has with this venv activated."""
+        env = {k: v for k, v in os.environ.items()
+               if k not in {"PYTHONPATH", "FFI_COOKBOOK_BUILD_DIR", "FFI_COOKBOOK_LIBRARY", "VIRTUAL_ENV"}}
+        env["PATH"] = f"{self.path / 'bin'}{os.pathsep}{env.get('PATH', '')}"
+        env["VIRTUAL_ENV"] = str(self.path)
+        return env
+
+    def run(self, cmd, cwd: Path, timeout: int = 1800) -> subprocess.CompletedProcess:
+        """Run ``cmd`` (a list, or a bash script) in ``cwd``; fail the test with its output."""
+        argv = ["bash", "-euo", "pipefail", "-c", cmd] if isinstance(cmd, str) else [str(c) for c in cmd]
+        done = subprocess.run(argv, cwd=cwd, env=self.env(), capture_output=True, text=True, timeout=timeout)
+        assert done.returncode == 0, (f"{cmd} in {cwd} failed ({done.returncode})\n"
+                                      f"stdout:\n{done.stdout[-5000:]}\nstderr:\n{done.stderr[-5000:]}")
+        return done
+
+
+def constraints(path: Path) -> Path:
+    """The project's pins (pyproject.toml's docs and test extras) as a pip constraints file."""
+    pins = subprocess.run([sys.executable, str(ROOT / "tools" / "requirements.py"), "docs", "test"],
+                          capture_output=True, text=True, check=True).stdout
+    path.write_text(pins)
+    return path
+
+
+def make_venv(folder: Path) -> Venv:
+    start = time.perf_counter()
+    base_python = Path(sys.base_prefix) / "bin" / f"python{sys.version_info.major}.{sys.version_info.minor}"
+    subprocess.run([str(base_python), "-m", "venv", str(folder)], check=True, capture_output=True)
+    venv = Venv(folder, 0.0)
+    pip = [venv.python, "-m", "pip", "install", "-q"]
+    venv.run(pip + [TORCH], cwd=folder)
+    requirements = [f"-r{p}" for p in sorted((ROOT / "cookbook").glob("*/requirements.txt"))]
+    venv.run(pip + ["-c", constraints(folder / "constraints.txt"), *requirements, *NOTEBOOK_TOOLS],
+             cwd=folder)
+    venv.seconds = time.perf_counter() - start
+    return venv
+
+
+@pytest.fixture(scope="session")
+def takeaway_venv(tmp_path_factory) -> Venv:
+    reuse = os.environ.get("FFI_COOKBOOK_TAKEAWAY_VENV")  # a developer's shortcut; CI makes a fresh one
+    if reuse:
+        return Venv(Path(reuse), 0.0)
+    # Under pytest-xdist the workers of one run share the parent of their temporary
+    # folders: the first to get the lock makes the venv, the others wait and use it.
+    base = tmp_path_factory.getbasetemp()
+    shared = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+    folder = shared / "takeaway-venv"
+    with open(shared / "takeaway-venv.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        ready = folder / "ready.json"
+        if not ready.is_file():
+            venv = make_venv(folder)
+            ready.write_text(json.dumps({"seconds": venv.seconds}))
+            print(f"\nfresh venv for the take-away tests: {venv.seconds:.0f} s")
+    return Venv(folder, json.loads(ready.read_text())["seconds"])

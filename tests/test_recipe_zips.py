@@ -1,0 +1,173 @@
+"""Every recipe leaves the site as a zip that builds, passes its test and runs its notebook alone.
+
+The zip is the one the built site offers (``<build>/html/downloads``) when the
+site was built, else the generator's (``ffi_cookbook.recipes``, which the site
+uses too). It is unzipped into an empty folder and run in one fresh venv
+without ``ffi_cookbook`` (tests/takeaway_venv.py): the README's ```bash block,
+then ``notebook.ipynb`` under nbclient. The quick tests check what the zips
+hold; the site test checks the download links.
+"""
+
+from __future__ import annotations
+
+import ast
+import io
+import json
+import os
+import re
+import stat
+import subprocess
+import sys
+import time
+import zipfile
+from pathlib import Path
+
+import jupytext
+import pytest
+
+from ffi_cookbook import recipes
+
+ROOT = Path(__file__).resolve().parents[1]
+BUILD = Path(os.environ.get("FFI_COOKBOOK_BUILD_DIR") or ROOT / "_build")
+SITE_DOWNLOADS = BUILD / "html" / "downloads"
+RECIPE_NAMES = [r.name for r in recipes.recipes()]
+#: Recipe folders; the snippet checker links a page's ```bash lines to their READMEs' blocks, run here.
+RECIPES = [r.folder for r in recipes.recipes()]
+REQUIRED = {"CMakeLists.txt", "README.md", "requirements.txt", "notebook.ipynb",
+            "cookbook_build.py", "cookbook_testing.py"}
+#: requirement names that are tools a recipe runs rather than modules it imports
+TOOLS = {"09-call-overhead": {"ninja", "nanobind"}, "11-from-torch-extension": {"ninja"},
+         "15-jit-kernels": {"ninja"}}
+DISTRIBUTION = {"tvm_ffi": "apache-tvm-ffi", "jax_tvm_ffi": "jax-tvm-ffi"}
+IMPORT_OF_PACKAGE = re.compile(r"^[ \t]*(?:from|import)[ \t]+ffi_cookbook\b", re.M)
+HELPER_INCLUDE = re.compile(r'#\s*include\s*[<"]ffi_cookbook/(\w+\.h)[>"]')
+
+# Runs in the fresh venv: executes the notebook, then lists the GPU cells and what they printed.
+EXECUTE_NOTEBOOK = r"""
+import json, sys, nbclient, nbformat
+nb = nbformat.read("notebook.ipynb", as_version=4)
+nbclient.NotebookClient(nb, timeout=1500, kernel_name="python3",
+                        resources={"metadata": {"path": "."}}).execute()
+gpu = []
+for cell in nb.cells:
+    if cell.cell_type == "code" and any(k in cell.source for k in ("cuda.is_available()", "device_count()")):
+        text = "".join(o.get("text", "") for o in cell.outputs if o.get("output_type") == "stream")
+        gpu.append(text.strip().splitlines()[-1] if text.strip() else "")
+print(json.dumps(gpu))
+"""
+
+
+def zip_for(name: str) -> bytes:
+    """The zip the site offers for recipe ``name``; the generator's when no site was built."""
+    generated = recipes.zip_bytes(recipes.recipe_files(name), name)
+    site = SITE_DOWNLOADS / f"{name}.zip"
+    if site.is_file():
+        assert site.read_bytes() == generated, f"{site} is stale: rebuild the site (make docs)"
+    return generated
+
+
+def readme_commands(readme: Path) -> str:
+    """The first ```bash block of a recipe README: exactly what a reader runs."""
+    match = re.search(r"```bash\n(.*?)```", readme.read_text(), re.S)
+    assert match, f"{readme}: no ```bash block with build commands"
+    return match.group(1)
+
+
+# -- what the zips hold (quick) ---------------------------------------------------------
+
+@pytest.mark.parametrize("name", RECIPE_NAMES)
+def test_zip_is_plain_complete_and_deterministic(name):
+    data = zip_for(name)
+    assert recipes.zip_bytes(recipes.recipe_files(name), name) == data  # same bytes every time
+    archive = zipfile.ZipFile(io.BytesIO(data))
+    files = {}
+    for info in archive.infolist():
+        parts = info.filename.split("/")
+        assert parts[0] == name and len(parts) > 1, info.filename
+        assert not info.filename.startswith("/") and ".." not in parts and "" not in parts[1:]
+        mode = info.external_attr >> 16
+        assert stat.S_ISREG(mode) and not stat.S_ISLNK(mode), f"{info.filename}: not a plain file"
+        assert info.date_time == recipes.ZIP_DATE
+        files["/".join(parts[1:])] = archive.read(info)
+    assert list(files) == sorted(files)
+    required = REQUIRED if (recipes.recipe(name).folder / "CMakeLists.txt").is_file() else REQUIRED - {"CMakeLists.txt"}
+    assert required <= set(files), required - set(files)
+    for rel, content in files.items():
+        assert str(ROOT).encode() not in content, f"{rel} names this checkout"
+        if rel.endswith(".py"):
+            assert not IMPORT_OF_PACKAGE.search(content.decode()), f"{rel} imports ffi_cookbook"
+    cells = json.loads(files["notebook.ipynb"])["cells"]
+    for cell in cells:
+        assert not IMPORT_OF_PACKAGE.search(cell["source"]), cell["source"]
+        if cell["cell_type"] == "markdown":  # plain Markdown: no MyST directive or role left
+            assert not re.search(r"```\{|^:::|\{(doc|ref|literalinclude)\}", cell["source"], re.M), cell["source"]
+    # Exactly the helper headers the sources include, directly or through each other.
+    included = {h for rel, content in files.items() if Path(rel).suffix in recipes.C_SUFFIXES
+                and not rel.startswith(("template/",)) for h in HELPER_INCLUDE.findall(content.decode())}
+    shipped = {rel.split("/")[-1] for rel in files if rel.startswith("include/ffi_cookbook/")}
+    assert shipped == included
+
+
+@pytest.mark.parametrize("name", RECIPE_NAMES)
+def test_requirements_are_what_the_recipe_imports(name):
+    folder = recipes.recipe(name).folder
+    local = {p.stem for p in folder.glob("*.py")}
+    sources = [p.read_text() for p in folder.glob("test_*.py")]
+    sources += [c.source for c in jupytext.read(folder / "notebook.md").cells if c.cell_type == "code"]
+    imported = set()
+    for source in sources:
+        tree = ast.parse("\n".join(line for line in source.splitlines() if not line.startswith(("%", "!"))))
+        # Top-level imports only: one under `if`/`try` or in a function is optional (a GPU's).
+        for node in tree.body:
+            if isinstance(node, ast.Import):
+                imported |= {a.name.split(".")[0] for a in node.names}
+            elif isinstance(node, ast.ImportFrom) and node.level == 0:
+                imported.add(node.module.split(".")[0])
+    third_party = {DISTRIBUTION.get(m, m) for m in imported
+                   if m not in sys.stdlib_module_names and m not in local and m != "ffi_cookbook"}
+    lines = (folder / "requirements.txt").read_text().splitlines()
+    required = {re.split(r"[=<>!~ ;\[]", line, maxsplit=1)[0] for line in lines if line and not line.startswith("#")}
+    assert required - TOOLS.get(name, set()) == third_party | {"apache-tvm-ffi", "pytest"}
+    assert "apache-tvm-ffi==0.1.15.post2" in lines
+    assert all(not line.startswith("torch") or ">=" in line for line in lines), "torch needs a lower bound"
+
+
+def test_site_offers_every_download():
+    if not (BUILD / "html" / "index.html").is_file():
+        pytest.skip("the site is not built (make docs)")
+    for name in RECIPE_NAMES:
+        page = (BUILD / "html" / "cookbook" / name / "notebook.html").read_text()
+        for target, text in ((f"{name}.ipynb", "Download notebook (.ipynb)"), (f"{name}.zip", "Download recipe (.zip)")):
+            assert f'download href="../../downloads/{target}">{text}</a>' in page, (name, target)
+            assert (SITE_DOWNLOADS / target).is_file()
+        assert (SITE_DOWNLOADS / f"{name}.ipynb").read_bytes() == recipes.recipe_files(name)["notebook.ipynb"]
+    for page, folder in (("guides/kernel-library", "guides"), ("concepts/tensors-and-dlpack", "concepts"),
+                         ("concepts/packed-calling-convention", "concepts")):
+        html = (BUILD / "html" / f"{page}.html").read_text()
+        assert f'download href="../downloads/{folder}-code.zip">' in html, page
+        names = zipfile.ZipFile(SITE_DOWNLOADS / f"{folder}-code.zip").namelist()
+        assert f"{folder}-code/CMakeLists.txt" in names and f"{folder}-code/include/ffi_cookbook/check.h" in names
+
+
+# -- each zip, alone, in a fresh venv (slow) ------------------------------------------------
+
+def test_fresh_venv_has_no_ffi_cookbook(takeaway_venv):
+    done = subprocess.run([str(takeaway_venv.python), "-c", "import ffi_cookbook"], cwd=takeaway_venv.path,
+                          env=takeaway_venv.env(), capture_output=True, text=True)
+    assert done.returncode != 0 and "No module named 'ffi_cookbook'" in done.stderr
+
+
+@pytest.mark.parametrize("name", RECIPE_NAMES)
+def test_zip_builds_passes_and_runs_its_notebook_alone(name, takeaway_venv, tmp_path):
+    unzipped = tmp_path / "unzipped"
+    unzipped.mkdir()
+    zipfile.ZipFile(io.BytesIO(zip_for(name))).extractall(unzipped)
+    folder = unzipped / name
+    start = time.perf_counter()
+    takeaway_venv.run(readme_commands(folder / "README.md"), cwd=folder)
+    middle = time.perf_counter()
+    done = takeaway_venv.run([takeaway_venv.python, "-c", EXECUTE_NOTEBOOK], cwd=folder)
+    gpu_cells = json.loads(done.stdout.strip().splitlines()[-1])
+    assert all(gpu_cells), f"a GPU cell printed nothing (it must say why it did not run): {gpu_cells}"
+    print(f"{name}: README {middle - start:.0f} s, notebook {time.perf_counter() - middle:.0f} s; "
+          f"GPU cells said: {gpu_cells}")
