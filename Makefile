@@ -5,6 +5,9 @@
 #   VENV_FLAGS  extra `python -m venv` flags; on a GPU box use
 #               VENV_FLAGS=--system-site-packages to reuse your CUDA torch
 #   TORCH_SPEC  torch installed when the venv has none (torch==2.13.0, a CPU wheel)
+#   PYTEST_WORKERS  processes for the tests that time nothing (2; 0 runs them in one)
+#   CCACHE      the compiler cache every CMake build goes through (the venv's ccache;
+#               CCACHE= builds without it)
 PYTHON ?= python3
 VENV ?= .venv
 VENV_FLAGS ?=
@@ -12,6 +15,7 @@ TORCH_SPEC ?= torch==2.13.0
 NVSHMEM_SPEC ?= nvidia-nvshmem-cu13==3.8.0
 BUILD ?= _build
 PORT ?= 8000
+PYTEST_WORKERS ?= 2
 
 PY := $(abspath $(VENV))/bin/python
 STAMP := $(VENV)/.installed
@@ -19,7 +23,32 @@ SPHINX_FLAGS := -W --keep-going -n -q
 HEADERS := $(wildcard include/ffi_cookbook/*.h)
 DOXYGEN_XML := $(BUILD)/doxygen/xml/index.xml
 
-.PHONY: all docs html snippets test serve clean distclean venv runtime doxygen-tool
+# Every CMake build below compiles through ccache (pinned in pyproject.toml),
+# temporary ones included (recipe copies, wheels, sanitizer builds): CMake takes
+# its compiler launcher from these variables when it configures a new folder.
+# The cache is $(BUILD)/ccache, and the launcher carries the settings, so a later
+# rebuild from a plain shell uses it too. Paths in the checkout are hashed as
+# they are, so the runtime and a recipe folder share the object of a source both
+# compile; paths under pytest's temporary root are hashed relative to the build
+# folder, so a recipe copied to a new temporary folder on every run hits the cache.
+CCACHE ?= $(abspath $(VENV))/bin/ccache
+ifneq ($(CCACHE),)
+export CCACHE_DIR := $(abspath $(BUILD))/ccache
+export CCACHE_BASEDIR := $(shell $(PYTHON) -c 'import getpass, os, tempfile; \
+  print(os.path.realpath(tempfile.gettempdir()) + "/pytest-of-" + getpass.getuser())')
+export CCACHE_NOHASHDIR := 1
+CCACHE_LAUNCHER := env;CCACHE_DIR=$(CCACHE_DIR);CCACHE_BASEDIR=$(CCACHE_BASEDIR);CCACHE_NOHASHDIR=1;$(CCACHE)
+export CMAKE_C_COMPILER_LAUNCHER := $(CCACHE_LAUNCHER)
+export CMAKE_CXX_COMPILER_LAUNCHER := $(CCACHE_LAUNCHER)
+export CMAKE_CUDA_COMPILER_LAUNCHER := $(CCACHE_LAUNCHER)
+endif
+
+# When each step starts and ends: `tools/bench_loop.py report` turns this log,
+# pytest's junit files and the notebook timings into the breakdown table.
+TIMING := $(abspath $(BUILD))/timing
+phase = @mkdir -p $(TIMING) && echo "$(1) $(2) $$(date +%s.%N)" >> $(TIMING)/phases.log
+
+.PHONY: all docs html snippets test serve clean distclean venv runtime doxygen-tool bench-loop
 
 all: docs
 
@@ -27,6 +56,7 @@ venv: $(STAMP)
 
 # The venv is (re)installed only when pyproject.toml changes.
 $(STAMP): pyproject.toml tools/requirements.py
+	$(call phase,venv,begin)
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' || { \
 	  echo "error: $(PYTHON) is older than 3.11; the pinned numpy and JAX need 3.11+ (make PYTHON=python3.11 ...)" >&2; exit 1; }
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV_FLAGS) $(VENV)
@@ -36,6 +66,7 @@ $(STAMP): pyproject.toml tools/requirements.py
 	@# The ffi_cookbook package is used from the checkout (python/), not copied.
 	@echo "$(CURDIR)/python" > "$$($(PY) -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')/ffi_cookbook_checkout.pth"
 	@touch $@
+	$(call phase,venv,end)
 
 doxygen-tool:
 	@command -v doxygen >/dev/null || { \
@@ -45,41 +76,71 @@ doxygen-tool:
 
 # Reconfigure when the venv changes: the toolchains found (CUDA, NVSHMEM) may differ.
 build/runtime/CMakeCache.txt: $(STAMP)
+	$(call phase,runtime,begin)
 	cmake -S runtime -B build/runtime -G Ninja -DPython_EXECUTABLE=$(PY)
 	@touch $@
+	$(call phase,runtime,end)
 
 runtime: build/runtime/CMakeCache.txt
+	$(call phase,runtime,begin)
 	cmake --build build/runtime
+	$(call phase,runtime,end)
 
 $(DOXYGEN_XML): conf/Doxyfile $(HEADERS) | doxygen-tool
+	$(call phase,doxygen,begin)
 	@mkdir -p $(BUILD)/doxygen
 	( cat conf/Doxyfile; echo "OUTPUT_DIRECTORY = $(BUILD)/doxygen" ) | doxygen -
+	$(call phase,doxygen,end)
 
-SPHINX = FFI_COOKBOOK_BUILD_DIR=$(abspath $(BUILD)) $(PY) -m sphinx -b html -c conf docs $(BUILD)/html \
+# Builds and generated files go under $(BUILD), never beside the sources, so a
+# recipe folder stays exactly as tracked (build_dir_for in python/ffi_cookbook/build.py);
+# Python's bytecode caches too.
+OUT_OF_TREE := FFI_COOKBOOK_BUILD_DIR=$(abspath $(BUILD)) PYTHONPYCACHEPREFIX=$(abspath $(BUILD))/pycache
+SPHINX = $(OUT_OF_TREE) $(PY) -m sphinx -b html -c conf docs $(BUILD)/html \
 	  $(SPHINX_FLAGS) -d $(BUILD)/doctrees -w $(BUILD)/warnings.log
 
 # The site, notebooks executed (myst-nb caches them in $(BUILD)/.jupyter_cache).
 html: runtime $(DOXYGEN_XML)
+	$(call phase,site,begin)
 	$(SPHINX)
+	$(call phase,site,end)
 
 # Verify every code block of the built site; fails on anything unverified.
 snippets: html
-	$(PY) -m tools.snippets --out $(BUILD)/snippets
+	$(call phase,snippets,begin)
+	$(OUT_OF_TREE) $(PY) -m tools.snippets --out $(BUILD)/snippets
+	$(call phase,snippets,end)
 
 # A second, incremental Sphinx pass puts the fresh snippet report on its page.
 docs: snippets
+	$(call phase,site-report,begin)
 	$(SPHINX)
+	$(call phase,site-report,end)
 	@echo "Site built: open $(abspath $(BUILD))/html/index.html (or run: make serve)"
 
+# Two passes: the tests that time nothing in parallel (-n, one file per worker),
+# then the ones marked `timing` alone, so that what they measure is not slowed
+# down by other tests (pytest exits 5 when it selects none).
 test: docs
-	$(PY) -m pytest
+	$(call phase,tests,begin)
+	$(OUT_OF_TREE) $(PY) -m pytest -m "not timing" -n $(PYTEST_WORKERS) --dist loadfile \
+	  --junitxml=$(TIMING)/pytest-parallel.xml
+	$(call phase,tests,end)
+	$(call phase,timing-tests,begin)
+	$(OUT_OF_TREE) $(PY) -m pytest -m timing --junitxml=$(TIMING)/pytest-timing.xml || test $$? = 5
+	$(call phase,timing-tests,end)
+
+# A cold run (a fresh clone of HEAD: venv, site and tests from nothing) and a
+# warm one (one recipe source touched), timed step by step; prints the tables.
+bench-loop:
+	$(PYTHON) tools/bench_loop.py loop --out $(BUILD)/bench
 
 serve:
 	@test -f $(BUILD)/html/index.html || { echo "run 'make docs' first" >&2; exit 1; }
 	$(PY) -m http.server --bind 127.0.0.1 --directory $(BUILD)/html $(PORT)
 
 clean:
-	rm -rf $(BUILD) build cookbook/*/build tests/*/build
+	rm -rf $(BUILD) build
 
 distclean: clean
 	rm -rf $(VENV)

@@ -1,17 +1,68 @@
 """Build a recipe folder with CMake, the same two commands its README shows.
 
-Notebooks call :func:`cmake_build` so that what a reader sees executed is
-exactly ``cmake -S <folder> -B <folder>/build -DPython_EXECUTABLE=<python>``
-followed by ``cmake --build <folder>/build``.
+Builds happen out of tree, so that a recipe folder in a checkout stays exactly
+as tracked and can be copied at any time. :func:`build_dir_for` is the rule:
+
+- a folder of the cookbook checkout builds in
+  ``<build root>/cmake/<folder relative to the checkout>``, where the build root
+  is ``$FFI_COOKBOOK_BUILD_DIR`` or ``<checkout>/_build``;
+- any other folder (a downloaded recipe, a copy in a temporary folder) builds
+  in ``<folder>/build``, as its README says.
+
+This file uses the standard library only: a downloaded recipe carries a copy
+of it as ``cookbook_build.py``.
 """
 
 from __future__ import annotations
 
+import os
 import shlex
 import shutil
 import subprocess
 import sys
 from pathlib import Path
+
+BUILD_DIR_ENV = "FFI_COOKBOOK_BUILD_DIR"
+
+
+def checkout_root(folder: str | Path) -> Path | None:
+    """The cookbook checkout that holds ``folder``, or None when it is not in one."""
+    folder = Path(folder).resolve()
+    for parent in (folder, *folder.parents):
+        if (parent / "runtime" / "CMakeLists.txt").is_file() and (parent / "cookbook").is_dir():
+            return parent
+    return None
+
+
+def build_root(checkout: Path) -> Path:
+    """Where a checkout's builds go: ``$FFI_COOKBOOK_BUILD_DIR``, else ``<checkout>/_build``."""
+    return Path(os.environ.get(BUILD_DIR_ENV) or checkout / "_build").resolve()
+
+
+def build_dir_for(folder: str | Path) -> Path:
+    """The build folder of the CMake project in ``folder`` (see the module docstring)."""
+    folder = Path(folder).resolve()
+    checkout = checkout_root(folder)
+    if checkout is None:
+        return folder / "build"
+    root = build_root(checkout)
+    if folder.is_relative_to(root):  # a generated copy that lives under the build root
+        return folder / "build"
+    return root / "cmake" / folder.relative_to(checkout)
+
+
+def include_dir_for(folder: str | Path) -> Path:
+    """The helper headers a recipe folder compiles with, found as its CMakeLists.txt does.
+
+    ``<folder>/include`` in a downloaded copy, else the checkout's ``include/``.
+    """
+    folder = Path(folder).resolve()
+    if (folder / "include").is_dir():
+        return folder / "include"
+    checkout = checkout_root(folder)
+    if checkout is None:
+        raise FileNotFoundError(f"no include/ folder with the helper headers in {folder} or a checkout above it")
+    return checkout / "include"
 
 
 def cmake_commands(folder: Path, build_dir: Path, *extra: str) -> list[list[str]]:
@@ -23,16 +74,31 @@ def cmake_commands(folder: Path, build_dir: Path, *extra: str) -> list[list[str]
     return [configure + list(extra), ["cmake", "--build", str(build_dir)]]
 
 
-def cmake_build(folder: str | Path = ".", *extra: str, verbose: bool = True) -> Path:
-    """Configure and build ``folder`` into ``folder/build``; return the build folder.
+def _shown(cmd: list[str]) -> str:
+    """A command as a reader would type it here: relative paths, and the README's Python."""
+    shown = []
+    for arg in cmd:
+        if arg.startswith("-DPython_EXECUTABLE="):
+            shown.append('-DPython_EXECUTABLE="$(command -v python)"')
+        elif os.path.isabs(arg):
+            shown.append(shlex.quote(os.path.relpath(arg)))
+        else:
+            shown.append(shlex.quote(arg))
+    return " ".join(shown)
 
+
+def cmake_build(folder: str | Path = ".", *extra: str, verbose: bool = True) -> Path:
+    """Configure and build ``folder`` into :func:`build_dir_for` it; return the build folder.
+
+    With ``verbose`` the commands are printed with paths relative to the current
+    folder (``$(command -v python)`` stands for the running interpreter).
     Raises ``subprocess.CalledProcessError`` with CMake's output when a step fails.
     """
     folder = Path(folder).resolve()
-    build_dir = folder / "build"
+    build_dir = build_dir_for(folder)
     for cmd in cmake_commands(folder, build_dir, *extra):
         if verbose:
-            print("$", shlex.join(cmd).replace(str(folder) + "/", "").replace(str(folder), "."))
+            print("$", _shown(cmd))
         done = subprocess.run(cmd, capture_output=True, text=True)
         if done.returncode != 0:
             raise subprocess.CalledProcessError(done.returncode, cmd, done.stdout, done.stderr)

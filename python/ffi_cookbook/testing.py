@@ -1,14 +1,23 @@
-"""Shared test helpers: skip markers and per-dtype tolerances, defined once.
+"""Shared test helpers: where a recipe was built, skip markers and per-dtype tolerances.
 
-Recipe tests import these so that a recipe folder copied on its own still has
-them (the package is a prerequisite of every recipe build anyway).
+Recipe tests and notebooks import these. Apart from :mod:`ffi_cookbook.build`
+this file needs nothing of the cookbook package: a downloaded recipe carries a
+copy of it as ``cookbook_testing.py``.
 """
 
 from __future__ import annotations
 
 import shutil
+from pathlib import Path
 
 import pytest
+
+from ffi_cookbook.build import build_dir_for
+
+
+def build_dir(test_file: str | Path) -> Path:
+    """The build folder of the recipe a test file belongs to: ``build_dir(__file__)``."""
+    return build_dir_for(Path(test_file).resolve().parent)
 
 
 def cuda_available() -> bool:

@@ -41,12 +41,16 @@ class Evidence:
 
     @cached_property
     def build_dirs(self) -> list[Path]:
-        """Every build folder under the root: one holding build.ninja or CMakeCache.txt."""
+        """Every build folder (one holding build.ninja or CMakeCache.txt) under the root, and
+        under <build root>/cmake, where the builds of the checkout's folders go
+        (`$FFI_COOKBOOK_BUILD_DIR`, else root/_build; see ffi_cookbook.build.build_dir_for)."""
+        out_of_tree = Path(os.environ.get("FFI_COOKBOOK_BUILD_DIR") or self.root / "_build") / "cmake"
         found = []
-        for folder, dirs, files in os.walk(self.root):
-            dirs[:] = [d for d in dirs if d not in PRUNE]
-            if "build.ninja" in files or "CMakeCache.txt" in files:
-                found.append(Path(folder))
+        for top in [self.root, out_of_tree]:
+            for folder, dirs, files in os.walk(top):
+                dirs[:] = [d for d in dirs if d not in PRUNE and not d.startswith("_build")]
+                if "build.ninja" in files or "CMakeCache.txt" in files:
+                    found.append(Path(folder))
         return found
 
     @cached_property

@@ -1,0 +1,72 @@
+"""Builds stay out of the source tree, so a recipe folder in a checkout stays exactly as tracked.
+
+ffi_cookbook.build.build_dir_for is the rule: a folder of the checkout builds under
+<build root>/cmake/<its path>, any other folder (a downloaded copy) in its own build/.
+"""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from ffi_cookbook.build import BUILD_DIR_ENV, build_dir_for, cmake_build
+from ffi_cookbook.testing import build_dir
+
+RECIPE = Path("cookbook") / "02-tensor-and-view"  # its notebook also writes a generated source
+
+
+def test_checkout_folders_build_under_the_build_root(root, monkeypatch, tmp_path):
+    monkeypatch.setenv(BUILD_DIR_ENV, str(tmp_path / "site"))
+    assert build_dir_for(root / "cookbook" / "10-rmsnorm") == tmp_path / "site" / "cmake" / "cookbook" / "10-rmsnorm"
+    assert build_dir_for(root / "docs" / "guides" / "code") == tmp_path / "site" / "cmake" / "docs" / "guides" / "code"
+    monkeypatch.delenv(BUILD_DIR_ENV)
+    assert build_dir_for(root / "cookbook" / "01-add-one") == root / "_build" / "cmake" / "cookbook" / "01-add-one"
+    assert build_dir(root / RECIPE / "test_tensor_view.py") == build_dir_for(root / RECIPE)
+
+
+def test_other_folders_build_in_their_own_build_folder(root, monkeypatch, tmp_path):
+    copy = tmp_path / "02-tensor-and-view"
+    copy.mkdir()
+    assert build_dir_for(copy) == copy / "build"
+    # A copy generated under the checkout's build root is a downloaded folder too.
+    monkeypatch.setenv(BUILD_DIR_ENV, str(root / "_build"))
+    generated = root / "_build" / "recipes" / "02-tensor-and-view"
+    assert build_dir_for(generated) == generated / "build"
+
+
+def test_cmake_build_prints_commands_a_reader_can_type(tmp_path, monkeypatch, capsys):
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "CMakeLists.txt").write_text("cmake_minimum_required(VERSION 3.18)\nproject(empty NONE)\n")
+    monkeypatch.chdir(project)
+    assert cmake_build(".") == project / "build"
+    printed = capsys.readouterr().out.splitlines()
+    assert printed[0].startswith('$ cmake -S . -B build -DPython_EXECUTABLE="$(command -v python)"')
+    assert printed[1] == "$ cmake --build build"
+    assert not any(str(tmp_path) in line or sys.executable in line for line in printed)
+
+
+def untracked_files(root: Path) -> dict[str, int]:
+    """Every file under cookbook/ and docs/ that git does not track (ignored ones too), with its mtime."""
+    done = subprocess.run(["git", "ls-files", "--others", "--", "cookbook", "docs"], cwd=root,
+                          capture_output=True, text=True, check=True)
+    return {name: (root / name).stat().st_mtime_ns for name in done.stdout.splitlines() if (root / name).exists()}
+
+
+def test_recipe_tests_and_notebook_leave_the_tree_as_it_was(root, tmp_path):
+    """One recipe's tests and notebook, run as `make test` and `make docs` run them, write nothing beside it.
+
+    They run in subprocesses with the Makefile's environment (a build root of their own,
+    bytecode caches under it), so the comparison does not depend on which tests ran before.
+    """
+    before = untracked_files(root)
+    env = dict(os.environ, **{BUILD_DIR_ENV: str(tmp_path), "PYTHONPYCACHEPREFIX": str(tmp_path / "pycache")})
+    for cmd in ([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(RECIPE)],
+                [sys.executable, "tools/run_notebook.py", str(RECIPE / "notebook.md")]):
+        done = subprocess.run(cmd, cwd=root, env=env, capture_output=True, text=True)
+        assert done.returncode == 0, f"{cmd}\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
+    built = tmp_path / "cmake" / RECIPE
+    assert (built / "libtensor_view.so").is_file() and (built / "view_of_temporary.cc").is_file()
+    assert untracked_files(root) == before
