@@ -1,15 +1,14 @@
 """add_one: the built library matches NumPy and torch, and rejects bad input."""
 
-from pathlib import Path
 
 import numpy as np
 import pytest
 import torch
 import tvm_ffi
 
-from ffi_cookbook.testing import TOLERANCE, needs_cuda
+from ffi_cookbook.testing import TOLERANCE, build_dir, needs_cuda
 
-LIBRARY = Path(__file__).resolve().parent / "build" / "libadd_one.so"
+LIBRARY = build_dir(__file__) / "libadd_one.so"
 SHAPES = [(0,), (1,), (7,), (3, 5), (2, 3, 4)]
 DTYPES = [torch.float32, torch.float16, torch.bfloat16]
 

@@ -3,14 +3,15 @@
 import gc
 import subprocess
 import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
 import torch
 import tvm_ffi
 
-LIBRARY = Path(__file__).resolve().parent / "build" / "libtensor_view.so"
+from ffi_cookbook.testing import build_dir
+
+LIBRARY = build_dir(__file__) / "libtensor_view.so"
 SHAPES = [(0,), (1,), (7,), (3, 5)]
 
 

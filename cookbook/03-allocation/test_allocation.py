@@ -3,16 +3,15 @@
 import signal
 import subprocess
 import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
 import torch
 import tvm_ffi
 
-from ffi_cookbook.testing import needs_cuda
+from ffi_cookbook.testing import build_dir, needs_cuda
 
-BUILD = Path(__file__).resolve().parent / "build"
+BUILD = build_dir(__file__)
 SHAPES = [(0,), (1,), (7,), (3, 5)]
 ALLOCATING = ["alloc_twice_env_cpu", "alloc_twice_raw_env_cpu", "alloc_twice_nd_cpu"]
 

@@ -1,15 +1,14 @@
 """affine: y = a*x + b within one rounding step per dtype, on CPU and CUDA."""
 
-from pathlib import Path
 
 import numpy as np
 import pytest
 import torch
 import tvm_ffi
 
-from ffi_cookbook.testing import needs_cuda
+from ffi_cookbook.testing import build_dir, needs_cuda
 
-LIBRARY = Path(__file__).resolve().parent / "build" / "libaffine.so"
+LIBRARY = build_dir(__file__) / "libaffine.so"
 SHAPES = [(0,), (1,), (7,), (3, 5), (2, 3, 4)]
 DTYPES = [torch.float32, torch.float16, torch.bfloat16]
 A, B = 2.5, 3.0  # with x in [-1, 1) every result lies in [0.5, 5.5]

@@ -1,15 +1,14 @@
 """cuda_streams: kernels read the stream Python publishes, and launch on it."""
 
-from pathlib import Path
 
 import numpy as np
 import pytest
 import torch
 import tvm_ffi
 
-from ffi_cookbook.testing import TOLERANCE, needs_cuda
+from ffi_cookbook.testing import TOLERANCE, build_dir, needs_cuda
 
-LIBRARY = Path(__file__).resolve().parent / "build" / "libcuda_streams.so"
+LIBRARY = build_dir(__file__) / "libcuda_streams.so"
 DTYPES = [torch.float32, torch.float16, torch.bfloat16]
 CUDA0 = tvm_ffi.device("cuda:0")
 

@@ -15,7 +15,9 @@ import argparse
 import multiprocessing as mp
 from pathlib import Path
 
-LIBRARY = Path(__file__).resolve().parent / "build" / "libnvshmem_ring.so"
+from ffi_cookbook.build import build_dir_for
+
+LIBRARY = build_dir_for(Path(__file__).resolve().parent) / "libnvshmem_ring.so"
 
 
 def run_pe(rank: int, npes: int, ids: mp.Queue, n: int) -> None:

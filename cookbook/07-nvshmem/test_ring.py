@@ -9,10 +9,10 @@ import pytest
 import torch
 import tvm_ffi
 
-from ffi_cookbook.testing import needs_nvshmem
+from ffi_cookbook.testing import build_dir, needs_nvshmem
 
 HERE = Path(__file__).resolve().parent
-LIBRARY = HERE / "build" / "libnvshmem_ring.so"
+LIBRARY = build_dir(__file__) / "libnvshmem_ring.so"
 SHAPES = [(1, 5), (4, 3), (3, 2, 2), (0, 4), (2, 0)]
 
 

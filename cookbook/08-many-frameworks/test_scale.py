@@ -1,15 +1,14 @@
 """scale: one library serves NumPy, torch, tvm_ffi.Tensor and JAX, without copies."""
 
-from pathlib import Path
 
 import numpy as np
 import pytest
 import torch
 import tvm_ffi
 
-from ffi_cookbook.testing import float32_elementwise_bad_inputs, needs_cuda
+from ffi_cookbook.testing import build_dir, float32_elementwise_bad_inputs, needs_cuda
 
-LIBRARY = Path(__file__).resolve().parent / "build" / "libscale.so"
+LIBRARY = build_dir(__file__) / "libscale.so"
 SHAPES = [(0,), (1,), (7,), (3, 5)]
 
 
@@ -64,7 +63,31 @@ def jax_targets(mod):
                                     ["args", "attrs.alpha", "rets"], platform="cpu")
     jax_tvm_ffi.register_ffi_target("cookbook_test.address", mod.tensor_data_address_into_cpu,
                                     ["args", "rets"], platform="cpu")
-    return jax
+    # These targets are CPU kernels: keep the arrays on JAX's CPU device even where
+    # JAX defaults to a GPU (XLA would look for a CUDA handler there).
+    with jax.default_device(jax.devices("cpu")[0]):
+        yield jax
+
+
+def jax_gpus():
+    try:
+        import jax
+        return [d for d in jax.devices() if d.platform == "gpu"]
+    except (ImportError, RuntimeError):
+        return []
+
+
+@pytest.mark.skipif(not jax_gpus(), reason="needs JAX with a CUDA GPU")
+def test_jax_jit_on_gpu(mod):
+    jax = pytest.importorskip("jax")
+    jax_tvm_ffi = pytest.importorskip("jax_tvm_ffi")
+    jax_tvm_ffi.register_ffi_target("cookbook_test.scale_gpu", mod.scale_cuda,
+                                    ["args", "attrs.alpha", "rets"], platform="gpu")
+    x = jax.device_put(jax.numpy.linspace(-3, 3, 11, dtype=jax.numpy.float32), jax_gpus()[0])
+    call = jax.ffi.ffi_call("cookbook_test.scale_gpu", jax.ShapeDtypeStruct(x.shape, x.dtype))
+    y = jax.jit(lambda v: call(v, alpha=np.float64(0.5)) + 1)(x)
+    assert y.devices() == {jax_gpus()[0]}
+    np.testing.assert_allclose(np.asarray(y), reference(x, 0.5) + 1, rtol=1e-6)
 
 
 def test_jax_eager_address(mod, jax_targets):

@@ -17,15 +17,17 @@ import numpy as np
 import torch
 import tvm_ffi
 
+from ffi_cookbook.build import build_dir_for
+
 HERE = Path(__file__).resolve().parent
-BUILD = HERE / "build"
+BUILD = build_dir_for(HERE)
 ARITIES = (1, 3, 8)
 ADD_SIZE = 1024
 
 
 # [torch_extension_build.begin]
 def build_torch_extension():
-    """Compile overhead_torch.cpp once into build/torch_ext; later calls reuse it."""
+    """Compile overhead_torch.cpp once into torch_ext/ of the build folder; later calls reuse it."""
     from torch.utils.cpp_extension import load
 
     out = BUILD / "torch_ext"
@@ -41,7 +43,7 @@ def build_torch_extension():
 
 
 def load_nanobind():
-    """The nanobind module from build/, or None when CMake skipped it."""
+    """The nanobind module from the build folder, or None when CMake skipped it."""
     if not list(BUILD.glob("overhead_nb*.so")):
         return None
     sys.path.insert(0, str(BUILD))

@@ -1,7 +1,6 @@
 """rmsnorm: matches torch for three dtypes and many shapes, and rejects bad input."""
 
 import math
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -9,9 +8,9 @@ import torch
 import torch.nn.functional as F
 import tvm_ffi
 
-from ffi_cookbook.testing import TOLERANCE, needs_cuda
+from ffi_cookbook.testing import TOLERANCE, build_dir, needs_cuda
 
-LIBRARY = Path(__file__).resolve().parent / "build" / "librmsnorm.so"
+LIBRARY = build_dir(__file__) / "librmsnorm.so"
 SHAPES = [(1, 1), (3, 5), (7, 33), (2, 3, 4097), (16, 1024), (0, 8), (4, 0), (2, 0, 3)]
 DTYPES = [torch.float32, torch.float16, torch.bfloat16]
 EPS = 1e-6

@@ -11,22 +11,23 @@ import torch
 import tvm_ffi
 from torch.utils.cpp_extension import load
 
-from ffi_cookbook.testing import needs_cuda
+from ffi_cookbook.testing import build_dir, needs_cuda
 
 HERE = Path(__file__).resolve().parent
+BUILD = build_dir(__file__)
 SHAPES = [(0,), (1,), (7,), (3, 5), (2, 3, 4)]
 
 
 @pytest.fixture(scope="module")
 def mod():
-    return tvm_ffi.load_module(str(HERE / "build" / "libsilu_ffi.so"))
+    return tvm_ffi.load_module(str(BUILD / "libsilu_ffi.so"))
 
 
 def torch_ext_dir():
     """The notebook's build folder for the extension, so that each builds it at most once."""
     parts = [(HERE / n).read_bytes() for n in ("silu_torch_ext.cpp", "silu_ffi_cpu.cc", "CMakeLists.txt")]
     parts += [torch.__version__.encode(), tvm_ffi.__version__.encode()]
-    return HERE / "build" / f"torch_ext_{hashlib.sha256(b''.join(parts)).hexdigest()[:16]}"
+    return BUILD / f"torch_ext_{hashlib.sha256(b''.join(parts)).hexdigest()[:16]}"
 
 
 @pytest.fixture(scope="module")
@@ -94,7 +95,7 @@ def test_extension_loads_only_after_torch(ext):
 
 
 def test_ffi_loads_without_torch(mod):
-    library = HERE / "build" / "libsilu_ffi.so"
+    library = BUILD / "libsilu_ffi.so"
     script = "import ctypes, sys; ctypes.CDLL(sys.argv[1]); assert 'torch' not in sys.modules"
     done = subprocess.run([sys.executable, "-c", script, str(library)], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr

@@ -1,6 +1,7 @@
 """relu_squared as a torch custom op, so torch.compile can trace through it.
 
-The kernel lives in build/librelu_squared.so (built by this folder's CMakeLists).
+The kernel lives in librelu_squared.so, built by this folder's CMakeLists into
+its build folder (``build/`` in a downloaded copy of the folder).
 """
 
 from pathlib import Path
@@ -8,7 +9,9 @@ from pathlib import Path
 import torch
 import tvm_ffi
 
-LIBRARY = Path(__file__).resolve().parent / "build" / "librelu_squared.so"
+from ffi_cookbook.build import build_dir_for
+
+LIBRARY = build_dir_for(Path(__file__).resolve().parent) / "librelu_squared.so"
 _mod = tvm_ffi.load_module(str(LIBRARY))
 
 

@@ -12,10 +12,10 @@ import pytest
 import torch
 import tvm_ffi
 
-from ffi_cookbook.testing import float32_elementwise_bad_inputs
+from ffi_cookbook.testing import build_dir, float32_elementwise_bad_inputs
 
 HERE = Path(__file__).resolve().parent
-LIBRARY = HERE / "build" / "librelu_squared.so"
+LIBRARY = build_dir(__file__) / "librelu_squared.so"
 SHAPES = [(0,), (1,), (7,), (3, 5)]
 
 
