@@ -1,40 +1,170 @@
-"""`pip wheel .` builds a wheel that carries the compiled library, headers and CMake package."""
+"""The package installs the way a user installs it, and the installed copy works on its own.
 
+One fresh virtual environment (not the project's, no system site-packages) gets
+`pip install <checkout>` and then `pip install <sdist built from the checkout>`,
+both with build isolation on: pip builds in a temporary environment holding only
+pyproject's [build-system] requires, so the build cannot lean on anything of this
+checkout's environment. After each, a Python started in another folder, with
+nothing of the checkout on sys.path, imports ffi_cookbook from the fresh venv,
+loads the library and checks a kernel against NumPy.
+
+Each step prints its wall time (`pytest -s tests/test_wheel.py` shows them).
+"""
+
+import json
+import os
 import subprocess
 import sys
-import zipfile
+import tarfile
+import time
+from pathlib import Path
 
 import pytest
 
+# CUDA off for these builds: with nvcc on PATH every .cu of the cookbook would be
+# compiled for two architectures (minutes on two cores), and what is tested here,
+# packaging, is the same with or without CUDA; the CUDA build is the runtime's
+# (`make runtime`) and tests/test_nvcc.py's.
+CUDA_OFF = "--config-settings=cmake.define.FFI_COOKBOOK_CUDA=OFF"
 
-@pytest.fixture(scope="module")
-def wheel(root, tmp_path_factory):
-    out = tmp_path_factory.mktemp("wheel")
-    # CPU only keeps this test quick; the CUDA build is covered by the runtime build.
-    cmd = [sys.executable, "-m", "pip", "wheel", "--no-build-isolation", "--no-deps", "-q",
-           "-w", str(out), "-C", "cmake.define.FFI_COOKBOOK_CUDA=OFF",
-           "-C", f"build-dir={tmp_path_factory.mktemp('wheel-build')}", str(root)]
-    subprocess.run(cmd, check=True, capture_output=True, text=True)
-    (path,) = out.glob("ffi_cookbook-*.whl")
+# Runs in the fresh venv, from a folder outside the checkout, under -I (no
+# PYTHON* variables, no user site, no current folder on sys.path).
+CHECK_INSTALLED = r"""
+import json, sys
+from importlib import metadata
+from pathlib import Path
+import numpy as np
+import ffi_cookbook
+
+x = np.arange(7, dtype=np.float32)
+y = np.empty_like(x)
+ffi_cookbook.load().add_one_cpu(x, y)
+np.testing.assert_array_equal(y, x + 1)
+package = Path(ffi_cookbook.__file__).parent
+print(json.dumps({
+    "package": str(package),
+    "library": str(ffi_cookbook.library_path()),
+    "variants": ffi_cookbook.variants(),
+    # pip byte-compiles every .py it installs: __pycache__ is pip's, not the wheel's.
+    "recipes": sorted(str(p.relative_to(package / "data" / "cookbook"))
+                      for p in (package / "data" / "cookbook").rglob("*")
+                      if p.is_file() and "__pycache__" not in p.parts),
+    "headers": sorted(p.name for p in (package / "include" / "ffi_cookbook").glob("*.h")),
+    "direct_url": json.loads(metadata.distribution("ffi-cookbook").read_text("direct_url.json")),
+}))
+"""
+
+
+def run(cmd, **kwargs):
+    """Run a command; return (stdout, seconds). Fails the test with its output when it fails."""
+    start = time.perf_counter()
+    done = subprocess.run([str(c) for c in cmd], capture_output=True, text=True, **kwargs)
+    seconds = time.perf_counter() - start
+    assert done.returncode == 0, f"{cmd}\nstdout:\n{done.stdout[-4000:]}\nstderr:\n{done.stderr[-4000:]}"
+    return done.stdout, seconds
+
+
+def timed(step, cmd, **kwargs):
+    out, seconds = run(cmd, **kwargs)
+    print(f"[fresh venv] {step}: {seconds:.1f} s")
+    return out
+
+
+def source_files(root: Path, folder: str) -> set[str]:
+    """Files of the checkout under `folder` that a copy carries: tracked, or new and not ignored."""
+    out, _ = run(["git", "ls-files", "--cached", "--others", "--exclude-standard", "--", folder], cwd=root)
+    return {name for name in out.splitlines() if (root / name).is_file()}
+
+
+@pytest.fixture(scope="session")
+def venv(tmp_path_factory):
+    """A fresh virtual environment of the base Python: nothing of the project's venv in it."""
+    path = tmp_path_factory.mktemp("user") / "venv"
+    timed("python -m venv", [sys.executable, "-m", "venv", path])
     return path
 
 
-def test_wheel_contents(wheel):
-    names = zipfile.ZipFile(wheel).namelist()
-    for expected in ["ffi_cookbook/__init__.py", "ffi_cookbook/lib/libffi_cookbook.so",
-                     "ffi_cookbook/include/ffi_cookbook/check.h",
-                     "ffi_cookbook/cmake/ffi_cookbook-config.cmake"]:
-        assert expected in names
+def check_installed(venv: Path, workdir: Path) -> dict:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("FFI_COOKBOOK")}
+    out, _ = run([venv / "bin" / "python", "-I", "-c", CHECK_INSTALLED], cwd=workdir, env=env)
+    return json.loads(out)
 
 
-def test_installed_wheel_loads_its_own_library(wheel, tmp_path):
-    target = tmp_path / "site"
-    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target", str(target),
-                    str(wheel)], check=True, capture_output=True)
-    script = ("import ffi_cookbook, numpy as np; p = ffi_cookbook.library_path(); "
-              "x = np.ones(3, np.float32); y = np.empty_like(x); ffi_cookbook.load().add_one_cpu(x, y); "
-              "assert (y == 2).all(); print(p, ffi_cookbook.variants())")
-    done = subprocess.run([sys.executable, "-I", "-c", f"import sys; sys.path.insert(0, {str(target)!r}); {script}"],
-                          capture_output=True, text=True, cwd=tmp_path)
-    assert done.returncode == 0, done.stderr
-    assert str(target) in done.stdout and "['cpu']" in done.stdout
+@pytest.fixture(scope="session")
+def installed_from_checkout(root, venv, tmp_path_factory):
+    # A build folder of its own: nothing an earlier build left in the checkout is reused.
+    build = tmp_path_factory.mktemp("build-from-path")
+    timed("pip install <checkout>", [venv / "bin" / "pip", "install", "-q", CUDA_OFF,
+                                     f"--config-settings=build-dir={build}", root])
+    return check_installed(venv, tmp_path_factory.mktemp("elsewhere"))
+
+
+@pytest.fixture(scope="session")
+def sdist(root, tmp_path_factory):
+    """The sdist, made by the build backend's own hook (what `python -m build --sdist` calls)."""
+    out = tmp_path_factory.mktemp("sdist")
+    name = timed("build the sdist", [sys.executable, "-c",
+                                     "import sys; from scikit_build_core.build import build_sdist; "
+                                     "print(build_sdist(sys.argv[1]))", out], cwd=root).split()[-1]
+    return out / name
+
+
+@pytest.fixture(scope="session")
+def installed_from_sdist(installed_from_checkout, sdist, venv, tmp_path_factory):
+    # After the checkout install (same venv, same version): --force-reinstall replaces it.
+    timed("pip install <sdist>", [venv / "bin" / "pip", "install", "-q", "--force-reinstall", "--no-deps",
+                                  CUDA_OFF, sdist])
+    return check_installed(venv, tmp_path_factory.mktemp("elsewhere"))
+
+
+@pytest.mark.parametrize("source", ["checkout", "sdist"])
+def test_installed_package_loads_its_own_library(request, source, venv):
+    info = request.getfixturevalue(f"installed_from_{source}")
+    assert Path(info["package"]).is_relative_to(venv)
+    assert Path(info["library"]) == Path(info["package"]) / "lib" / "libffi_cookbook.so"
+    assert info["variants"] == ["cpu"]
+    # pip's record of where the installed copy came from: the sdist file, or the checkout folder.
+    if source == "sdist":
+        assert info["direct_url"]["url"].endswith(".tar.gz")
+    else:
+        assert "dir_info" in info["direct_url"]
+
+
+def test_install_carries_headers_and_recipe_sources(root, installed_from_checkout):
+    headers = {p.name for p in (root / "include" / "ffi_cookbook").glob("*.h")}
+    assert set(installed_from_checkout["headers"]) == headers
+    expected = {name.removeprefix("cookbook/") for name in source_files(root, "cookbook")
+                if name.count("/") >= 2}  # files of the NN-slug folders, not cookbook/conftest.py
+    assert set(installed_from_checkout["recipes"]) == expected
+    assert "01-add-one/add_one_cpu.cc" in expected
+
+
+def test_sdist_carries_what_the_build_needs(root, sdist):
+    with tarfile.open(sdist) as tar:
+        names = {name.split("/", 1)[1] for name in tar.getnames() if "/" in name}
+    for folder in ["runtime", "include", "python", "cookbook"]:
+        missing = source_files(root, folder) - names
+        assert not missing, f"{sdist.name} lacks {sorted(missing)[:5]}"
+    assert not {n for n in names if n.split("/")[0] in {"_build", ".venv", "build"} or "__pycache__" in n}
+
+
+def test_installed_cmake_package_finds_its_headers(installed_from_checkout, venv, tmp_path):
+    """find_package(ffi_cookbook) from the wheel: headers found next to the package, no Python query."""
+    project = tmp_path / "user_project"
+    project.mkdir()
+    (project / "CMakeLists.txt").write_text(
+        "cmake_minimum_required(VERSION 3.18)\nproject(uses_wheel LANGUAGES CXX)\n"
+        f"set(ffi_cookbook_DIR \"{Path(installed_from_checkout['package']) / 'cmake'}\")\n"
+        "find_package(ffi_cookbook CONFIG REQUIRED)\n"
+        "ffi_cookbook_add_library(uses_wheel CPU uses_wheel.cc)\n")
+    (project / "uses_wheel.cc").write_text(
+        "#include <ffi_cookbook/check.h>\n"
+        "int Twice(int x) { return 2 * x; }\n"
+        "TVM_FFI_DLL_EXPORT_TYPED_FUNC(twice, Twice);\n")
+    build = tmp_path / "build"
+    timed("cmake against the installed package", ["cmake", "-S", project, "-B", build, "-DFFI_COOKBOOK_CUDA=OFF",
+                                                  f"-DPython_EXECUTABLE={venv / 'bin' / 'python'}"])
+    run(["cmake", "--build", build])
+    assert (build / "libuses_wheel.so").is_file()
+    commands = json.loads((build / "compile_commands.json").read_text())
+    assert f"-I{Path(installed_from_checkout['package']) / 'include'}" in commands[0]["command"]

@@ -1,8 +1,10 @@
-"""Paths a build needs: ``python -m ffi_cookbook.config --includedir | --cmakedir``.
+"""Where the helper headers and the CMake package are: ``python -m ffi_cookbook.config --includedir | --cmakedir``.
 
-Mirrors ``tvm_ffi.config``: a CMake project asks the Python it was given where
-the helper headers and the CMake package are, so it works the same from a
-source checkout and from an installed wheel.
+Mirrors ``tvm_ffi.config``, for build systems other than CMake and for pointing
+``ffi_cookbook_DIR`` at the package. Works the same from a source checkout and
+from an installed wheel. (The CMake package itself needs no Python query: it
+finds the headers from its own location, so that a wheel build, whose isolated
+environment has no ``ffi_cookbook``, can use it.)
 """
 
 from __future__ import annotations

@@ -1,4 +1,6 @@
-# ffi_cookbook CMake package: the one place that knows how to build a recipe.
+# ffi_cookbook CMake package: builds the recipe library (runtime/) and the test
+# probes from the checkout or an installed wheel. Recipe folders do not use it:
+# each builds with tvm_ffi's own CMake package alone, so it can be copied out.
 #
 #   find_package(ffi_cookbook CONFIG REQUIRED)   # after setting ffi_cookbook_DIR
 #   ffi_cookbook_add_library(add_one CPU add_one_cpu.cc CUDA add_one_cuda.cu)
@@ -42,7 +44,19 @@ endfunction()
 
 _ffi_cookbook_query(tvm_ffi_ROOT -m tvm_ffi.config --cmakedir)
 find_package(tvm_ffi CONFIG REQUIRED)
-_ffi_cookbook_query(FFI_COOKBOOK_INCLUDE_DIR -m ffi_cookbook.config --includedir)
+
+# The helper headers, found from this file's own location (no Python query: a
+# wheel build's isolated environment cannot import ffi_cookbook):
+#   installed wheel   ffi_cookbook/cmake/ -> ffi_cookbook/include/
+#   checkout          python/ffi_cookbook/cmake/ -> include/
+foreach(_candidate "${CMAKE_CURRENT_LIST_DIR}/../include" "${CMAKE_CURRENT_LIST_DIR}/../../../include")
+  if(NOT FFI_COOKBOOK_INCLUDE_DIR AND EXISTS "${_candidate}/ffi_cookbook/check.h")
+    get_filename_component(FFI_COOKBOOK_INCLUDE_DIR "${_candidate}" ABSOLUTE)
+  endif()
+endforeach()
+if(NOT FFI_COOKBOOK_INCLUDE_DIR)
+  message(FATAL_ERROR "ffi_cookbook: helper headers not found next to ${CMAKE_CURRENT_LIST_DIR}")
+endif()
 
 # --- CUDA -----------------------------------------------------------------
 set(FFI_COOKBOOK_HAS_CUDA OFF)
