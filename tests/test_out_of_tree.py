@@ -49,10 +49,15 @@ def test_cmake_build_prints_commands_a_reader_can_type(tmp_path, monkeypatch, ca
 
 
 def untracked_files(root: Path) -> dict[str, int]:
-    """Every file under cookbook/ and docs/ that git does not track (ignored ones too), with its mtime."""
+    """Every file under cookbook/ and docs/ that git does not track (ignored ones too), with its mtime.
+
+    Bytecode caches are left out: the run below puts its own elsewhere (PYTHONPYCACHEPREFIX,
+    as the Makefile does), but parallel test workers may write theirs meanwhile.
+    """
     done = subprocess.run(["git", "ls-files", "--others", "--", "cookbook", "docs"], cwd=root,
                           capture_output=True, text=True, check=True)
-    return {name: (root / name).stat().st_mtime_ns for name in done.stdout.splitlines() if (root / name).exists()}
+    return {name: (root / name).stat().st_mtime_ns for name in done.stdout.splitlines()
+            if (root / name).exists() and "__pycache__" not in Path(name).parts}
 
 
 def test_recipe_tests_and_notebook_leave_the_tree_as_it_was(root, tmp_path):
