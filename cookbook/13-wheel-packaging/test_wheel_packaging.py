@@ -1,4 +1,5 @@
-"""The template builds a wheel that installs into a fresh venv and runs its kernel there."""
+"""The template builds a wheel as its users build it (pip, build isolation on), and the
+wheel installs into a fresh venv and runs its kernel there."""
 
 import re
 import subprocess
@@ -8,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from ffi_cookbook.config import include_dir
+from ffi_cookbook.build import include_dir_for
+from ffi_cookbook.testing import build_dir
 
 HERE = Path(__file__).resolve().parent
 TEMPLATE = HERE / "template"
@@ -48,8 +50,11 @@ def run(cmd, **kwargs):
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory):
     out = tmp_path_factory.mktemp("dist")
-    run([sys.executable, "-m", "pip", "wheel", "--no-build-isolation", "--no-deps", "-q", "-w", out,
-         "-C", f"build-dir={HERE / 'build' / 'wheel'}", TEMPLATE])
+    # Build isolation stays on: pip installs the template's [build-system] requires into a
+    # fresh environment, so the build sees nothing of this one. The CMake build folder is
+    # kept (it is the notebook's too), so a second build only recompiles what changed.
+    run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", out,
+         "-C", f"build-dir={build_dir(__file__) / 'wheel'}", TEMPLATE])
     (path,) = out.glob("mykernels-*.whl")
     return path
 
@@ -78,7 +83,7 @@ def test_vendored_checks_are_the_cookbooks():
     """
     signature = re.compile(r"^inline \w+ \w+\([^)]*\)", re.M)
     vendored = (TEMPLATE / "third_party" / "ffi_cookbook" / "check.h").read_text()
-    original = (include_dir() / "ffi_cookbook" / "check.h").read_text()
+    original = (include_dir_for(HERE) / "ffi_cookbook" / "check.h").read_text()
     declared = signature.findall(vendored)
     assert "inline void CheckElementwise(" in "".join(declared)
     assert set(declared) <= set(signature.findall(original))
