@@ -27,6 +27,8 @@ CALLERS = ["CallDirect", "CallPacked", "CallThroughPointer"]
 def build(tmp_path_factory):
     folder = tmp_path_factory.mktemp("concepts") / "code"
     shutil.copytree(CODE, folder, ignore=shutil.ignore_patterns("build"))
+    # The helper headers travel with a copy, as in a downloaded code folder.
+    shutil.copytree(CODE.parents[2] / "include", folder / "include")
     return cmake_build(folder, "-DFFI_COOKBOOK_CUDA=OFF", verbose=False)
 
 
