@@ -1,0 +1,108 @@
+"""Execute notebooks on a GPU machine and keep them, with their outputs, for the site.
+
+    python tools/gpu_notebooks.py --out docs/gpu-runs/data cookbook/*/notebook.md docs/guides/*.md ...
+
+The site's own build runs on a machine without a GPU, where GPU cells say that
+they did not run. This tool is run by hand on a GPU box (from a checkout whose
+runtime is built): it executes each notebook in its own folder, as the site
+build does, and writes ``<name>.ipynb`` with every output and a stamp in the
+notebook metadata (``ffi_cookbook_gpu_run``): device, driver, CUDA, torch and
+apache-tvm-ffi versions, commit, date, wall time, and the error if a cell failed.
+``conf/gpu_runs.py`` and the GPU runs page read those files.
+"""
+
+from __future__ import annotations
+
+import argparse
+import concurrent.futures
+import datetime
+import subprocess
+import time
+from pathlib import Path
+
+import jupytext
+import nbclient
+import nbformat
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def machine_stamp() -> dict:
+    """Where and with what the notebooks ran."""
+    import torch
+    import tvm_ffi
+
+    smi = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version", "--format=csv,noheader"],
+                         capture_output=True, text=True, check=True).stdout.splitlines()[0]
+    device, driver = (part.strip() for part in smi.split(","))
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True)
+    return {"device": device, "driver": driver, "cuda": torch.version.cuda, "torch": torch.__version__,
+            "apache_tvm_ffi": tvm_ffi.__version__,
+            "commit": commit.stdout.strip() or (ROOT / "COMMIT").read_text().strip(),
+            "date": datetime.date.today().isoformat()}
+
+
+def notebook_name(path: Path) -> str:
+    """``cookbook/01-add-one/notebook.md`` -> ``01-add-one``; a page keeps its stem."""
+    return path.parent.name if path.name == "notebook.md" else path.stem
+
+
+def scrub_paths(notebook) -> None:
+    """Replace the GPU machine's checkout and home paths in outputs: pages show no machine's paths."""
+    replacements = [(str(ROOT), "<checkout>"), (str(Path.home()), "~")]
+
+    def scrub(text):
+        for old, new in replacements:
+            text = text.replace(old, new)
+        return text
+
+    for cell in notebook.cells:
+        for output in cell.get("outputs", []):
+            if "text" in output:
+                output["text"] = scrub(output["text"])
+            if "traceback" in output:
+                output["traceback"] = [scrub(line) for line in output["traceback"]]
+            if "evalue" in output:
+                output["evalue"] = scrub(output["evalue"])
+            for mime, value in output.get("data", {}).items():
+                if mime.startswith("text/") and isinstance(value, str):
+                    output["data"][mime] = scrub(value)
+
+
+def execute(path: Path, out: Path, stamp: dict) -> tuple[str, float, str | None]:
+    notebook = jupytext.read(path)
+    start = time.perf_counter()
+    error = None
+    try:
+        nbclient.NotebookClient(notebook, timeout=600, kernel_name="python3",
+                                resources={"metadata": {"path": str(path.parent)}}).execute()
+    except nbclient.exceptions.CellExecutionError as err:  # keep the cells that ran
+        error = str(err).strip().splitlines()[-1][:500]
+    seconds = round(time.perf_counter() - start, 1)
+    scrub_paths(notebook)
+    notebook.metadata["ffi_cookbook_gpu_run"] = dict(stamp, seconds=seconds, error=error)
+    notebook.metadata.pop("jupytext", None)
+    nbformat.write(notebook, out / f"{notebook_name(path)}.ipynb")
+    return notebook_name(path), seconds, error
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", type=Path, required=True, help="folder for the executed .ipynb files")
+    parser.add_argument("--jobs", type=int, default=4, help="notebooks executed at once")
+    parser.add_argument("notebooks", nargs="+", type=Path)
+    args = parser.parse_args()
+    args.out.mkdir(parents=True, exist_ok=True)
+    stamp = machine_stamp()
+    print(stamp)
+    paths = [p.resolve() for p in args.notebooks]
+    failed = 0
+    with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
+        for name, seconds, error in pool.map(lambda p: execute(p, args.out, stamp), paths):
+            print(f"{name}: {seconds} s", "ok" if error is None else f"FAILED: {error}")
+            failed += error is not None
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
