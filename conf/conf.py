@@ -27,6 +27,7 @@ extensions = [
     "sphinx_design",
     "tools.snippets.sphinx_ext",  # {snippet} blocks and the snippet report page
     "notebook_sources",  # re-execute a notebook when a source file beside it changes
+    "recipe_downloads",  # recipe zips and notebooks, page code zips (ffi_cookbook.recipes)
 ]
 # Written by `make snippets` (python -m tools.snippets); rendered by {snippet-report}.
 snippets_report = str(BUILD / "snippets" / "report.json")

@@ -42,9 +42,9 @@ def _links(app, docname: str) -> list[tuple[str, str]]:
         name = recipe[1]
         return [("Download notebook (.ipynb)", f"{FOLDER}/{name}.ipynb"),
                 ("Download recipe (.zip)", f"{FOLDER}/{name}.zip")]
-    if _code_folder(app, docname):
-        section = docname.split("/")[0]
-        return [("Download this page's code (.zip)", f"{FOLDER}/{section}-code.zip")]
+    folder = _code_folder(app, docname)
+    if folder:
+        return [("Download this page's code (.zip)", f"{FOLDER}/{recipes.code_folder_name(folder)}.zip")]
     return []
 
 
@@ -77,18 +77,6 @@ def _resolve_links(app, doctree, docname: str) -> None:
             ref["refuri"] = href
 
 
-def _code_readme(section: str, titles: list[str]) -> bytes:
-    pages = ", ".join(f'"{t}"' for t in titles)
-    return (f"# Code of the {section} pages of the TVM FFI Kernel Cookbook\n\n"
-            f"The C, C++ and CUDA files shown on {pages}, with the helper headers they\n"
-            "include (`include/ffi_cookbook/`). Build them with a Python that has\n"
-            "`apache-tvm-ffi==0.1.15.post2` (with `nvcc` on `PATH` the CUDA sources too):\n\n"
-            "```bash\n"
-            'cmake -S . -B build -DPython_EXECUTABLE="$(command -v python)"\n'
-            "cmake --build build\n"
-            "```\n").encode()
-
-
 def _write_downloads(app, exception) -> None:
     if exception is not None or app.builder.format != "html":
         return
@@ -101,17 +89,10 @@ def _write_downloads(app, exception) -> None:
         files = recipes.recipe_files(name)
         recipes.write_zip(files, name, out / f"{name}.zip")
         (out / f"{name}.ipynb").write_bytes(files["notebook.ipynb"])
-    code_pages: dict[Path, list[str]] = {}
-    for docname in sorted(app.env.found_docs):
-        folder = _code_folder(app, docname)
-        if folder:
-            title = app.env.titles[docname].astext() if docname in app.env.titles else docname
-            code_pages.setdefault(folder, []).append(title)
-    for folder, titles in code_pages.items():
-        section = folder.parent.name
-        files = recipes.folder_files(folder)
-        files["README.md"] = _code_readme(section, titles)
-        recipes.write_zip(dict(sorted(files.items())), f"{section}-code", out / f"{section}-code.zip")
+    folders = {_code_folder(app, docname) for docname in app.env.found_docs} - {None}
+    for folder in sorted(folders):
+        name = recipes.code_folder_name(folder)
+        recipes.write_zip(recipes.code_folder_files(folder), name, out / f"{name}.zip")
 
 
 def setup(app):

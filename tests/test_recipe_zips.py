@@ -26,6 +26,7 @@ import jupytext
 import pytest
 
 from ffi_cookbook import recipes
+from tools.snippets.markers import regions
 
 ROOT = Path(__file__).resolve().parents[1]
 BUILD = Path(os.environ.get("FFI_COOKBOOK_BUILD_DIR") or ROOT / "_build")
@@ -101,6 +102,13 @@ def test_zip_is_plain_complete_and_deterministic(name):
         assert not IMPORT_OF_PACKAGE.search(cell["source"]), cell["source"]
         if cell["cell_type"] == "markdown":  # plain Markdown: no MyST directive or role left
             assert not re.search(r"```\{|^:::|\{(doc|ref|literalinclude)\}", cell["source"], re.M), cell["source"]
+    # Each literalinclude became a code block holding the region the page shows.
+    markdown = "\n".join(c["source"] for c in cells if c["cell_type"] == "markdown")
+    page = (recipes.recipe(name).folder / "notebook.md").read_text()
+    for target, region in re.findall(r'\{literalinclude\} (\S+)\n(?::\S+:.*\n)*?:start-after: "\[(\w+)\.begin\]"', page):
+        begin, end = regions(recipes.recipe(name).folder / target)[0][region]
+        lines = (recipes.recipe(name).folder / target).read_text().splitlines()[begin:end - 1]
+        assert "\n".join(lines).strip("\n") in markdown, (target, region)
     # Exactly the helper headers the sources include, directly or through each other.
     included = {h for rel, content in files.items() if Path(rel).suffix in recipes.C_SUFFIXES
                 and not rel.startswith(("template/",)) for h in HELPER_INCLUDE.findall(content.decode())}
@@ -141,10 +149,13 @@ def test_site_offers_every_download():
             assert f'download href="../../downloads/{target}">{text}</a>' in page, (name, target)
             assert (SITE_DOWNLOADS / target).is_file()
         assert (SITE_DOWNLOADS / f"{name}.ipynb").read_bytes() == recipes.recipe_files(name)["notebook.ipynb"]
-    for page, folder in (("guides/kernel-library", "guides"), ("concepts/tensors-and-dlpack", "concepts"),
-                         ("concepts/packed-calling-convention", "concepts")):
-        html = (BUILD / "html" / f"{page}.html").read_text()
-        assert f'download href="../downloads/{folder}-code.zip">' in html, page
+    code_pages = [p for section in ("guides", "concepts") for p in sorted((ROOT / "docs" / section).glob("*.md"))
+                  if "{literalinclude} code/" in p.read_text()]
+    assert code_pages
+    for source in code_pages:
+        folder = source.parent.name
+        html = (BUILD / "html" / folder / f"{source.stem}.html").read_text()
+        assert f'download href="../downloads/{folder}-code.zip">' in html, source
         names = zipfile.ZipFile(SITE_DOWNLOADS / f"{folder}-code.zip").namelist()
         assert f"{folder}-code/CMakeLists.txt" in names and f"{folder}-code/include/ffi_cookbook/check.h" in names
 
@@ -155,6 +166,20 @@ def test_fresh_venv_has_no_ffi_cookbook(takeaway_venv):
     done = subprocess.run([str(takeaway_venv.python), "-c", "import ffi_cookbook"], cwd=takeaway_venv.path,
                           env=takeaway_venv.env(), capture_output=True, text=True)
     assert done.returncode != 0 and "No module named 'ffi_cookbook'" in done.stderr
+
+
+CODE_FOLDERS = [ROOT / "docs" / section / "code" for section in ("guides", "concepts")]
+
+
+@pytest.mark.parametrize("folder", CODE_FOLDERS, ids=lambda p: p.parent.name)
+def test_page_code_zip_builds_alone(folder, takeaway_venv, tmp_path):
+    name = recipes.code_folder_name(folder)
+    generated = recipes.zip_bytes(recipes.code_folder_files(folder), name)
+    site = SITE_DOWNLOADS / f"{name}.zip"
+    if site.is_file():
+        assert site.read_bytes() == generated, f"{site} is stale: rebuild the site (make docs)"
+    zipfile.ZipFile(io.BytesIO(generated)).extractall(tmp_path)
+    takeaway_venv.run(readme_commands(tmp_path / name / "README.md"), cwd=tmp_path / name)
 
 
 @pytest.mark.parametrize("name", RECIPE_NAMES)

@@ -68,16 +68,27 @@ def new_library(name: str, dest: str | Path) -> list[str]:
 
 # -- what add reads ------------------------------------------------------------------
 
+def _package_in(pyproject: str) -> str | None:
+    """``[tool.ffi-cookbook] package`` of a pyproject.toml (tomllib from Python 3.11, else a regex)."""
+    try:
+        import tomllib
+    except ImportError:  # Python < 3.11: the table as `new` writes it
+        table = re.search(r'^\[tool\.ffi-cookbook\]\s*\npackage\s*=\s*"(\w+)"', pyproject, re.M)
+        return table[1] if table else None
+    try:
+        package = tomllib.loads(pyproject).get("tool", {}).get("ffi-cookbook", {}).get("package")
+    except tomllib.TOMLDecodeError:
+        return None
+    return package if isinstance(package, str) and _NAME.match(package) else None
+
+
 def library_package(folder: Path) -> str:
     """The package name of a library made by ``new``; RecipeError when ``folder`` is not one."""
     pyproject = folder / "pyproject.toml"
-    text = pyproject.read_text() if pyproject.is_file() else ""
-    table = re.search(r'^\[tool\.ffi-cookbook\][ \t]*\n(?:[^\[]*?\n)?package[ \t]*=[ \t]*"(\w+)"',
-                      text, re.M)
-    if not table:
+    package = _package_in(pyproject.read_text()) if pyproject.is_file() else None
+    if not package:
         raise RecipeError(f"{folder} is not a kernel library made by `ffi-cookbook new`: "
-                          "its pyproject.toml has no [tool.ffi-cookbook] table naming the package")
-    package = table[1]
+                          "it has no pyproject.toml with a [tool.ffi-cookbook] table naming the package")
     cmake = folder / "CMakeLists.txt"
     lines = cmake.read_text().splitlines() if cmake.is_file() else []
     if lines.count(BEGIN) != 1 or lines.count(END) != 1 or lines.index(BEGIN) > lines.index(END):

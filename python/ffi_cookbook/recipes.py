@@ -24,7 +24,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 __all__ = [
-    "Recipe", "RecipeError", "recipes", "recipe", "recipe_files", "folder_files",
+    "Recipe", "RecipeError", "recipes", "recipe", "recipe_files", "folder_files", "code_folder_files",
+    "code_folder_name",
     "notebook_ipynb", "write_files", "write_recipe", "zip_bytes", "write_zip",
 ]
 
@@ -210,6 +211,29 @@ def folder_files(folder: Path, skip: tuple = ()) -> dict[str, bytes]:
     files.update(helper_headers(files))
     files.update(vendored_helpers())
     return dict(sorted(files.items()))
+
+
+def code_folder_files(folder: Path) -> dict[str, bytes]:
+    """The ``code/`` folder of a guide or concept page, self-contained, with a README.
+
+    Its zip's top folder is ``code_folder_name(folder)``, e.g. ``guides-code``.
+    """
+    files = folder_files(folder)
+    section = folder.parent.name
+    files["README.md"] = (
+        f"# Code of the {section} pages of the TVM FFI Kernel Cookbook\n\n"
+        "The C, C++ and CUDA files those pages show, with the helper headers they include\n"
+        "(`include/ffi_cookbook/`). Build them with a Python that has\n"
+        "`apache-tvm-ffi==0.1.15.post2` (with `nvcc` on `PATH` the CUDA sources too):\n\n"
+        "```bash\n"
+        'cmake -S . -B build -DPython_EXECUTABLE="$(command -v python)"\n'
+        "cmake --build build\n"
+        "```\n").encode()
+    return dict(sorted(files.items()))
+
+
+def code_folder_name(folder: Path) -> str:
+    return f"{folder.parent.name}-code"
 
 
 def recipe_files(name: str) -> dict[str, bytes]:
