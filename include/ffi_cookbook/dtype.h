@@ -11,6 +11,7 @@
 #ifndef FFI_COOKBOOK_DTYPE_H_
 #define FFI_COOKBOOK_DTYPE_H_
 
+#include <ffi_cookbook/check.h>
 #include <tvm/ffi/dtype.h>
 #include <tvm/ffi/error.h>
 
@@ -157,7 +158,8 @@ inline void DispatchFloat(DLDataType dtype, const char* name, F&& f) {
     f(TypeTag<BFloat16>{});
   } else {
     TVM_FFI_THROW(TypeError) << "argument '" << name
-                             << "': expected dtype float32, float16 or bfloat16, got " << dtype;
+                             << "': expected dtype float32, float16 or bfloat16, got "
+                             << DtypeName(dtype);
   }
 }
 

@@ -5,9 +5,12 @@
 #include <ffi_cookbook/env_alloc.h>
 #include <tvm/ffi/container/tensor.h>
 #include <tvm/ffi/function.h>
+#include <tvm/ffi/container/shape.h>
+#include <tvm/ffi/optional.h>
 #include <tvm/ffi/string.h>
 
 #include <cstdint>
+#include <vector>
 
 namespace {
 
@@ -77,6 +80,70 @@ void CheckFakeCUDA(ffi::TensorView x, bool same_device) {
 
 int64_t DataAddress(ffi::TensorView x) { return reinterpret_cast<int64_t>(x.data_ptr()); }
 
+// The names error messages print, for DLPack values no framework makes.
+ffi::String DtypeName(int64_t code, int64_t bits, int64_t lanes) {
+  return fc::DtypeName(DLDataType{static_cast<uint8_t>(code), static_cast<uint8_t>(bits),
+                                  static_cast<uint16_t>(lanes)});
+}
+ffi::String DeviceName(int64_t type, int64_t id) {
+  return fc::DeviceName(DLDevice{static_cast<DLDeviceType>(type), static_cast<int32_t>(id)});
+}
+ffi::String DimsText(ffi::Shape dims, int64_t ndim, bool null_dims) {
+  return fc::DimsText(null_dims ? nullptr : dims.data(), static_cast<int32_t>(ndim));
+}
+
+// A tensor with any DLPack metadata (dtype code/bits/lanes, device, strides,
+// byte_offset) over CPU memory that holds every element it addresses, so any
+// export can be called with values no framework makes.
+struct RawTensor {
+  DLManagedTensorVersioned managed{};
+  std::vector<int64_t> shape, strides;
+  std::vector<char> buffer;
+  static void Delete(DLManagedTensorVersioned* self) {
+    delete static_cast<RawTensor*>(self->manager_ctx);
+  }
+};
+
+ffi::Tensor MakeTensor(ffi::Shape shape, ffi::Optional<ffi::Shape> strides, int64_t code,
+                       int64_t bits, int64_t lanes, int64_t device_type, int64_t device_id,
+                       int64_t byte_offset) {
+  TVM_FFI_CHECK(byte_offset >= 0 && byte_offset < (1 << 20), ValueError) << "byte_offset";
+  auto* raw = new RawTensor();
+  raw->shape.assign(shape.begin(), shape.end());
+  if (strides.has_value()) raw->strides.assign(strides.value().begin(), strides.value().end());
+  TVM_FFI_CHECK(!strides.has_value() || raw->strides.size() == raw->shape.size(), ValueError)
+      << "strides and shape differ in length";
+  // Elements reachable below and above the first one, from the (signed) strides.
+  int64_t below = 0, above = 0, numel = 1, compact = 1;
+  for (size_t i = raw->shape.size(); i-- > 0;) {
+    TVM_FFI_CHECK(raw->shape[i] >= 0 && raw->shape[i] < (1 << 20), ValueError) << "shape";
+    int64_t stride = strides.has_value() ? raw->strides[i] : compact;
+    TVM_FFI_CHECK(stride > -(1 << 20) && stride < (1 << 20), ValueError) << "strides";
+    int64_t reach = raw->shape[i] == 0 ? 0 : (raw->shape[i] - 1) * stride;
+    (reach < 0 ? below : above) += reach < 0 ? -reach : reach;
+    numel *= raw->shape[i];
+    compact *= raw->shape[i];
+  }
+  int64_t element_bytes = (bits * lanes + 7) / 8 + 1;  // one spare byte for odd bit widths
+  int64_t bytes = numel == 0 ? 0 : (below + above + 1) * element_bytes;
+  TVM_FFI_CHECK(bytes < (int64_t{1} << 28), ValueError) << "too large";
+  raw->buffer.assign(static_cast<size_t>(byte_offset + bytes + 64), 0);
+  DLTensor& t = raw->managed.dl_tensor;
+  t.data = raw->buffer.data() + byte_offset + below * element_bytes;
+  t.data = static_cast<char*>(t.data) - byte_offset;  // data + byte_offset is the first element
+  t.device = DLDevice{static_cast<DLDeviceType>(device_type), static_cast<int32_t>(device_id)};
+  t.ndim = static_cast<int32_t>(raw->shape.size());
+  t.dtype = DLDataType{static_cast<uint8_t>(code), static_cast<uint8_t>(bits),
+                       static_cast<uint16_t>(lanes)};
+  t.shape = raw->shape.data();
+  t.strides = strides.has_value() ? raw->strides.data() : nullptr;
+  t.byte_offset = static_cast<uint64_t>(byte_offset);
+  raw->managed.version = DLPackVersion{DLPACK_MAJOR_VERSION, DLPACK_MINOR_VERSION};
+  raw->managed.manager_ctx = raw;
+  raw->managed.deleter = &RawTensor::Delete;
+  return ffi::Tensor::FromDLPackVersioned(&raw->managed);
+}
+
 }  // namespace
 
 TVM_FFI_DLL_EXPORT_TYPED_FUNC(check_device_cpu, CheckDeviceCPU);
@@ -94,3 +161,7 @@ TVM_FFI_DLL_EXPORT_TYPED_FUNC(empty_like, EmptyLike);
 TVM_FFI_DLL_EXPORT_TYPED_FUNC(cpu_alloc, CPUAlloc);
 TVM_FFI_DLL_EXPORT_TYPED_FUNC(data_address, DataAddress);
 TVM_FFI_DLL_EXPORT_TYPED_FUNC(check_fake_cuda, CheckFakeCUDA);
+TVM_FFI_DLL_EXPORT_TYPED_FUNC(dtype_name, DtypeName);
+TVM_FFI_DLL_EXPORT_TYPED_FUNC(device_name, DeviceName);
+TVM_FFI_DLL_EXPORT_TYPED_FUNC(dims_text, DimsText);
+TVM_FFI_DLL_EXPORT_TYPED_FUNC(make_tensor, MakeTensor);

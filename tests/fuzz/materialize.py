@@ -1,0 +1,162 @@
+"""Turn argument descriptions (see :mod:`.cases`) into Python objects, in the child process."""
+
+from __future__ import annotations
+
+import mmap
+import tempfile
+
+import numpy as np
+import torch
+import tvm_ffi
+
+_DEVICES = {"cpu": 1, "cuda": 2, "cuda_host": 3, "opencl": 4, "vulkan": 7, "metal": 8, "rocm": 10,
+            "ext_dev": 12, "cuda_managed": 13}
+
+
+def _float(v):
+    return float(v) if isinstance(v, str) else v
+
+
+def _numpy(dtype: str, shape: tuple, layout: str, fill: str, seed: int):
+    rng = np.random.default_rng(seed)
+    dt = np.dtype(dtype)
+    base_shape = tuple(reversed(shape)) if layout == "T" else shape
+    if layout == "step" and shape:
+        base_shape = shape[:-1] + (2 * shape[-1],)
+    n = int(np.prod(base_shape, dtype=np.int64)) if base_shape else 1
+    if n > 2**22:
+        raise ValueError(f"shape {shape} is too large to fuzz with")
+    if n == 0:  # possibly huge sizes with no element
+        return np.empty(base_shape, dt)
+    extra = 1 if layout in ("offset", "misaligned", "overlap") else 0
+    if fill == "normal" and dt.kind in "fc":
+        flat = (rng.standard_normal(n + extra) * 3).astype(dt)
+    elif dt.kind == "b":
+        flat = rng.integers(0, 2, n + extra).astype(dt)
+    else:
+        flat = np.frombuffer(rng.bytes((n + extra) * dt.itemsize), dtype=dt).copy()
+    if layout == "misaligned":  # same values, data address one byte past alignment
+        raw = np.zeros(flat.nbytes + 1, np.uint8)
+        raw[1:] = flat.view(np.uint8)
+        return np.frombuffer(raw.data, dtype=dt, count=n, offset=1).reshape(base_shape)
+    if layout == "overlap" and shape:  # rows overlap: stride of one element for every dim
+        return np.lib.stride_tricks.as_strided(flat, shape=shape, strides=(dt.itemsize,) * len(shape))
+    array = flat[extra:].reshape(base_shape)
+    if layout == "T":
+        return array.T
+    if layout == "step" and shape:
+        return array[..., ::2]
+    if layout == "neg" and shape:
+        return array[..., ::-1]
+    if layout == "readonly":
+        array.flags.writeable = False
+    if layout == "memmap":  # memory the process cannot write
+        size = max(array.nbytes, 1)
+        f = tempfile.TemporaryFile()
+        f.write(array.tobytes() or b"\0")
+        f.flush()
+        return np.frombuffer(mmap.mmap(f.fileno(), size, prot=mmap.PROT_READ), dtype=dt,
+                             count=array.size).reshape(array.shape)
+    return array
+
+
+def _torch(dtype: str, shape: tuple, device: str, layout: str, fill: str, seed: int):
+    dt = getattr(torch, dtype)
+    base_shape = tuple(reversed(shape)) if layout == "T" else shape
+    if layout == "step" and shape:
+        base_shape = shape[:-1] + (2 * shape[-1],)
+    n = int(np.prod(base_shape, dtype=np.int64)) if base_shape else 1
+    if n > 2**22 and device != "meta":
+        raise ValueError(f"shape {shape} is too large to fuzz with")
+    if device == "meta" or n == 0:
+        t = torch.empty(base_shape, dtype=dt, device=device)
+    else:
+        gen = torch.Generator().manual_seed(seed)
+        if fill == "normal" and (dt.is_floating_point or dt.is_complex) and dt.itemsize >= 2:
+            t = (torch.randn(n + 1, generator=gen, dtype=torch.float64) * 3).to(dt)
+        elif dt == torch.bool:
+            t = torch.randint(0, 2, (n + 1,), generator=gen).bool()
+        else:
+            raw = torch.randint(0, 256, ((n + 1) * dt.itemsize,), dtype=torch.uint8, generator=gen)
+            t = raw.view(dt) if dt.itemsize else raw
+        t = t[1:] if layout == "offset" else t[:n]
+        t = t.reshape(base_shape)
+    if layout == "T":
+        return t.permute(*reversed(range(t.ndim)))
+    if layout == "step" and shape:
+        return t[..., ::2]
+    if layout == "overlap" and shape and t.numel():
+        return t.flatten().as_strided(shape, (1,) * len(shape))
+    if layout == "expand" and shape:
+        return t.flatten()[:1].expand(shape) if t.numel() else t
+    return t
+
+
+def _like(args: list, spec: tuple, how: str):
+    src = args[spec[1]]
+    if how == "same":
+        return src
+    if how == "row" and getattr(src, "ndim", 0) and src.shape[-1] > 2**22:
+        raise ValueError("a row this long is too large to fuzz with")
+    if isinstance(src, np.ndarray):
+        if how == "row":
+            return np.ascontiguousarray(np.ones(src.shape[-1:] or (1,), src.dtype))
+        out = np.zeros(src.shape, np.float64 if how == "cast" else src.dtype)
+        return out
+    if isinstance(src, torch.Tensor):
+        if how == "row":
+            return torch.ones(src.shape[-1:] or (1,), dtype=src.dtype, device=src.device)
+        return torch.zeros(src.shape, dtype=torch.float64 if how == "cast" else src.dtype, device=src.device)
+    return src
+
+
+def build(spec: tuple, args: list, probe):
+    """One argument from its description; ``args`` holds the arguments built before it."""
+    kind = spec[0]
+    if kind == "np":
+        return _numpy(*spec[1:])
+    if kind == "torch":
+        return _torch(*spec[1:])
+    if kind == "raw":
+        code, bits, lanes, shape, strides, dev, dev_id, offset = spec[1:]
+        return probe.make_tensor(tvm_ffi.Shape(shape), None if strides is None else tvm_ffi.Shape(strides),
+                                 code, bits, lanes, dev, dev_id, offset)
+    if kind == "like":
+        return _like(args, spec, spec[2])
+    if kind in ("int", "bool", "str"):
+        return spec[1]
+    if kind == "float":
+        return _float(spec[1])
+    if kind == "none":
+        return None
+    if kind == "complex":
+        return complex(spec[1], spec[2])
+    if kind == "bytes":
+        return np.random.default_rng(spec[2]).bytes(spec[1])
+    if kind == "npscalar":
+        return np.dtype(spec[1]).type(spec[2])
+    if kind == "shape":
+        return tvm_ffi.Shape(spec[1])
+    if kind == "dtype":
+        return tvm_ffi.dtype(spec[1])
+    if kind == "device":
+        return tvm_ffi.device(spec[1])
+    if kind in ("list", "tuple"):
+        items = [build(s, args, probe) for s in spec[1]]
+        return items if kind == "list" else tuple(items)
+    if kind == "object":
+        return object()
+    if kind == "dict":
+        return {"a": 1}
+    if kind == "callable":
+        return lambda *a: len(a)
+    if kind == "ffi_function":
+        return tvm_ffi.convert(lambda *a: None)
+    raise ValueError(f"unknown argument kind {kind!r}")
+
+
+def build_all(specs: tuple, probe) -> list:
+    args: list = []
+    for spec in specs:
+        args.append(build(spec, args, probe))
+    return args

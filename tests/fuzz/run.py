@@ -1,0 +1,65 @@
+"""Find the exports, hand their jobs to the pool, describe failures."""
+
+from __future__ import annotations
+
+import zlib
+from pathlib import Path
+
+from tests.fuzz.exports import MAY_ABORT, Target, exports, kind_of, parse_signature
+from tests.fuzz.pool import Pool, Report
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def default_libraries() -> list[Path]:
+    """The recipe library and each recipe folder's own libraries (built when needed)."""
+    import ffi_cookbook
+    from ffi_cookbook.build import cmake_build
+
+    libraries = [ffi_cookbook.library_path()]
+    for cmakelists in sorted((ROOT / "cookbook").glob("*/CMakeLists.txt")):
+        build = cmake_build(cmakelists.parent, verbose=False)
+        libraries += [p for p in sorted(build.glob("lib*.so")) if exports(p)]
+    return libraries
+
+
+def probe_library(name: str = "libhelper_probe.so") -> Path:
+    """A library of tests/probe (built when needed)."""
+    from ffi_cookbook.build import cmake_build
+
+    return cmake_build(ROOT / "tests" / "probe", "-DFFI_COOKBOOK_CUDA=OFF", verbose=False) / name
+
+
+def discover(libraries: list[Path], pool: Pool) -> list[Target]:
+    """Every export of every library with its parameter kinds, read from its arity error."""
+    targets = []
+    for library in libraries:
+        for name in exports(library):
+            reply = pool.call(str(library), name, (("none",),) * 40)
+            params = parse_signature(reply[2]) if reply[0] == "raised" else None
+            if params is None:
+                raise RuntimeError(f"cannot read the signature of {name} in {library}: {reply}")
+            targets.append(Target(library, name, tuple(kind_of(p) for p in params)))
+    return targets
+
+
+def fuzz(targets: list[Target], pool: Pool, cases: int, run_seed: int,
+         may_abort: set[str] = MAY_ABORT) -> Report:
+    """About ``cases`` cases spread evenly over the targets (5 for one allowed to abort)."""
+    per_target = max(1, cases // max(1, len(targets)))
+    jobs = [{"library": str(t.library), "name": t.name, "kinds": t.kinds,
+             "cases": min(per_target, 5) if t.name in may_abort else per_target,
+             "seed": zlib.crc32(f"{run_seed}:{t.library.name}:{t.name}".encode()),
+             "may_abort": t.name in may_abort} for t in targets]
+    return pool.run(jobs, Report(run_seed))
+
+
+def describe(failure) -> str:
+    """One failure: the export, what happened, the arguments and a command that replays them."""
+    job, specs, outcome = failure
+    detail = outcome[1] if outcome[0] == "wrong" else f"{outcome[1]}\n{outcome[2][-1500:]}"
+    replay = (f"python -m tests.fuzz --replay {job['library']} {job['name']} {repr(repr(specs))}"
+              if specs is not None else "")
+    seed = f" (job seed {job['seed']})" if "seed" in job else ""
+    return (f"{job['name']} in {Path(job['library']).name}{seed}: {outcome[0]}: {detail}\n"
+            f"  arguments: {specs!r}\n  reproduce: {replay}")

@@ -1,0 +1,167 @@
+"""The child process: draws cases with hypothesis, calls the export, reports each outcome.
+
+Runs as ``python -m tests.fuzz.worker`` with the repository root as working
+directory. Messages are pickled frames: requests on stdin, replies on the
+original stdout (the export's own output goes to stderr). Before each call the
+worker announces the case, so when the call kills the process the parent
+still knows which arguments did it.
+"""
+
+from __future__ import annotations
+
+import faulthandler
+import os
+import pickle
+import resource
+import signal
+import struct
+import sys
+import traceback
+import warnings
+
+
+def read_frame(stream):
+    header = stream.read(4)
+    if len(header) < 4:
+        return None
+    (size,) = struct.unpack("<I", header)
+    return pickle.loads(stream.read(size))
+
+
+def write_frame(stream, message) -> None:
+    data = pickle.dumps(message)
+    stream.write(struct.pack("<I", len(data)) + data)
+    stream.flush()
+
+
+class Caller:
+    """Builds arguments, calls an export, and judges the outcome."""
+
+    def __init__(self, probe_path: str | None):
+        import tvm_ffi
+
+        from tests.fuzz.materialize import build_all
+        from tests.fuzz.references import REFERENCES, as_torch
+
+        self.build_all, self.references, self.as_torch = build_all, REFERENCES, as_torch
+        self.probe = tvm_ffi.load_module(probe_path) if probe_path else None
+        self.modules: dict[str, object] = {}
+        self.load = tvm_ffi.load_module
+
+    def function(self, library: str, name: str):
+        if library not in self.modules:
+            self.modules[library] = self.load(library)
+        return getattr(self.modules[library], name)
+
+    def call(self, library: str, name: str, specs: tuple) -> tuple:
+        func = self.function(library, name)
+        try:
+            args = self.build_all(specs, self.probe)
+        except Exception as e:  # an input this machine's numpy/torch cannot make
+            return ("unbuildable", f"{type(e).__name__}: {e}"[:300])
+        reference = self.references.get(name)
+        try:
+            before = _snapshot(specs, args, self.as_torch) if reference else None
+        except Exception:  # torch cannot copy some dtypes (uint7, ...): no reference then
+            before = None
+        try:
+            result = func(*args)
+        except Exception as e:
+            return ("raised", type(e).__name__, str(e).split("\n")[0][:300])
+        if before is not None:
+            try:
+                reference(before, [self.as_torch(a) for a in args], result)
+            except Exception:
+                return ("wrong", traceback.format_exc(limit=2)[-1500:])
+        return ("returned", type(result).__name__)
+
+
+def fuzz_job(caller: Caller, channel, job: dict) -> None:
+    """Run one export's cases under hypothesis, announcing each before calling."""
+    from hypothesis import HealthCheck, Phase, given, seed, settings
+
+    from tests.fuzz.cases import arguments
+
+    @settings(max_examples=job["cases"], database=None, deadline=None, phases=[Phase.generate],
+              suppress_health_check=list(HealthCheck))
+    @seed(job["seed"])
+    @given(arguments(job["kinds"]))
+    def one_case(specs):
+        write_frame(channel, ("case", specs))
+        write_frame(channel, ("outcome", caller.call(job["library"], job["name"], specs)))
+
+    one_case()
+
+
+def main() -> None:
+    # Keep the protocol on a private descriptor; anything printed goes to stderr.
+    channel = os.fdopen(os.dup(1), "wb")
+    os.dup2(2, 1)
+    requests = os.fdopen(0, "rb")
+    config = read_frame(requests)
+    faulthandler.enable()  # a fatal signal prints the Python stack to stderr
+    faulthandler.register(signal.SIGUSR1, all_threads=True)  # the parent asks on a hang
+    warnings.simplefilter("ignore")  # numpy and torch warn about the odd inputs drawn here
+    caller = Caller(config.get("probe"))  # imports numpy, torch, tvm_ffi: seconds
+    _limit_memory()
+    write_frame(channel, ("ready", os.getpid()))
+    while True:
+        request = read_frame(requests)
+        if request is None or request[0] == "exit":
+            break
+        if request[0] == "call":
+            write_frame(channel, ("outcome", caller.call(*request[1:])))
+        elif request[0] == "fuzz":
+            fuzz_job(caller, channel, request[1])
+            write_frame(channel, ("done",))
+
+
+def _limit_memory(spare: int = 6 << 30) -> None:
+    """Cap the address space a few GiB above what the imports took, so a huge
+    allocation fails (and must raise) instead of exhausting the machine.
+    Not under AddressSanitizer, whose shadow memory reserves terabytes."""
+    if "asan" in os.environ.get("LD_PRELOAD", ""):
+        return
+    with open("/proc/self/status") as f:
+        size = next(int(line.split()[1]) * 1024 for line in f if line.startswith("VmSize:"))
+    resource.setrlimit(resource.RLIMIT_AS, (size + spare, resource.RLIM_INFINITY))
+
+
+def _snapshot(specs, args, as_torch):
+    """Copies of the tensor arguments before the call; None when no reference applies.
+
+    References hold for plain contiguous CPU tensors with finite values that do
+    not share memory (an in-place call on aliased tensors legitimately differs).
+    """
+    import numpy as np
+    import torch
+
+    for spec in specs:
+        kind = spec[0]
+        if kind == "raw" or (kind == "like" and spec[2] == "same"):
+            return None
+        if kind == "np" and (spec[5] != "normal" or spec[3] not in ("c", "readonly")):
+            return None
+        if kind == "torch" and (spec[5] != "normal" or spec[4] != "c" or spec[3] != "cpu"):
+            return None
+    tensors = [a for a in args if isinstance(a, (np.ndarray, torch.Tensor))]
+    live = [_address(t) for t in tensors if _nbytes(t)]
+    if len(set(live)) < len(live):
+        return None
+    return [as_torch(a).clone() if isinstance(a, (np.ndarray, torch.Tensor)) else a for a in args]
+
+
+def _address(t):
+    import numpy as np
+
+    return t.ctypes.data if isinstance(t, np.ndarray) else t.data_ptr()
+
+
+def _nbytes(t):
+    import numpy as np
+
+    return t.nbytes if isinstance(t, np.ndarray) else t.numel() * t.element_size()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
