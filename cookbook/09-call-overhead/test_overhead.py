@@ -74,6 +74,7 @@ def test_harness_gives_positive_finite_ratios(oc, libs, case):
     assert all(math.isfinite(r) and r > 0 for r in ratios.values()), ratios
 
 
+@pytest.mark.timing  # compares two timings: run alone (make test's serial pass)
 def test_tvm_ffi_tensor_beats_python_custom_op(oc, libs):
     table = oc.callers(3, *libs)
     fast = oc.ns_per_call(*table[BASELINE], repeat=5, seconds=0.005)
