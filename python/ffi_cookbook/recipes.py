@@ -164,17 +164,15 @@ def rewrite_imports(text: str, where: str) -> str:
 def helper_headers(sources: dict[str, bytes]) -> dict[str, bytes]:
     """The helper headers ``sources`` include, directly or through each other.
 
-    Returns ``{"include/ffi_cookbook/X.h": content}``. A header the folder already
-    carries under some ``ffi_cookbook/`` subfolder (a vendored copy) is not added.
+    Returns ``{"include/ffi_cookbook/X.h": content}``, also for a header the folder
+    vendors elsewhere (recipe 13's template compares its copy with this one).
     """
     include_root = helper_include_dir()
-    shipped = {"/".join(name.split("/")[-2:]) for name in sources
-               if name.split("/")[-2:-1] == ["ffi_cookbook"]}
     todo = [text for name, text in sources.items() if Path(name).suffix in C_SUFFIXES]
     found: dict[str, bytes] = {}
     while todo:
         for header in HELPER_INCLUDE.findall(todo.pop().decode()):
-            if header in shipped or f"include/{header}" in found:
+            if f"include/{header}" in found:
                 continue
             path = include_root / header
             if not path.is_file():
