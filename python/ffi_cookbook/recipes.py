@@ -16,9 +16,11 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import posixpath
 import re
 import stat
+import subprocess
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,9 +36,9 @@ _PACKAGE_DIR = Path(__file__).resolve().parent
 #: Kernel variants by file-name suffix (the runtime library collects the same names).
 VARIANT_SUFFIXES = {"_cpu.cc": "CPU", "_cuda.cu": "CUDA", "_nvshmem.cu": "NVSHMEM"}
 C_SUFFIXES = {".c", ".cc", ".cpp", ".cu", ".cuh", ".h", ".hpp"}
-#: Files a folder is made of; anything else (build outputs, caches) is left behind.
-COPIED_SUFFIXES = C_SUFFIXES | {".py", ".txt", ".toml", ".md", ".cmake", ".in"}
-SKIP_DIRS = {"build", "_build", "dist", "__pycache__", ".ipynb_checkpoints", ".pytest_cache"}
+#: Never part of a folder: build outputs and caches (hidden folders are skipped too).
+SKIP_DIRS = {"build", "_build", "dist", "__pycache__"}
+SKIP_SUFFIXES = {".pyc", ".so", ".o", ".a", ".whl"}
 HELPER_INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*[<"](ffi_cookbook/[\w./-]+)[>"]', re.M)
 #: The only imports of this package a recipe may use, and what they become.
 IMPORT_REWRITES = {
@@ -136,13 +138,30 @@ def recipe(name: str) -> Recipe:
 
 # -- the files of a self-contained folder ----------------------------------------
 
+def _git_listed(folder: Path) -> set[str] | None:
+    """Files git shows under ``folder`` of this checkout (tracked, or new and not ignored).
+
+    None outside a checkout (an installed wheel's copy holds only sources).
+    """
+    root = _checkout()
+    if root is None or not folder.resolve().is_relative_to(root.resolve()):
+        return None
+    done = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard", "."],
+                          cwd=folder, capture_output=True, text=True)
+    return set(done.stdout.split("\0")) - {""} if done.returncode == 0 else None
+
+
 def _walk(folder: Path):
-    """Source files under ``folder`` (sorted; build outputs and caches skipped)."""
-    for path in sorted(folder.rglob("*")):
-        rel = path.relative_to(folder)
-        if any(part in SKIP_DIRS for part in rel.parts[:-1]) or path.is_symlink():
-            continue
-        if path.is_file() and path.suffix in COPIED_SUFFIXES:
+    """The files of ``folder``, sorted: what git lists in a checkout, never builds or caches."""
+    listed = _git_listed(folder)
+    for top, dirs, names in os.walk(folder):
+        dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS and not d.startswith("."))
+        for name in sorted(names):
+            path = Path(top) / name
+            rel = path.relative_to(folder).as_posix()
+            if (path.is_symlink() or path.suffix in SKIP_SUFFIXES
+                    or (listed is not None and rel not in listed)):
+                continue
             yield path
 
 
