@@ -26,13 +26,18 @@ double ViewSumCPU(ffi::TensorView x) {
 // [tensor_use_count.begin]
 // An ffi::Tensor argument is an owning reference: while this function runs,
 // it is one of the owners that use_count() reports.
-int64_t TensorUseCount(ffi::Tensor t) { return t.use_count(); }
+// It is also nullable: Python's None arrives as an empty Tensor, refused here.
+int64_t TensorUseCount(ffi::Tensor t) {
+  ffi_cookbook::CheckDefined(t, "t");
+  return t.use_count();
+}
 // [tensor_use_count.end]
 
 // [tensor_keep.begin]
 // The returned function captures `t` by value, so it owns the tensor for as
 // long as someone holds the function; calling it returns the same tensor.
 ffi::Function TensorKeep(ffi::Tensor t) {
+  ffi_cookbook::CheckDefined(t, "t");
   return ffi::Function::FromTyped([t]() -> ffi::Tensor { return t; });
 }
 // [tensor_keep.end]

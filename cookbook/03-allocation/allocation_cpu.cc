@@ -90,6 +90,7 @@ struct CountedCapsule {
 // [dlpack_round_trip_cpu.begin]
 // Tensor -> DLPack capsule -> Tensor, and what happened on the way.
 ffi::Map<ffi::String, int64_t> DLPackRoundTripCPU(ffi::Tensor x, bool versioned) {
+  ffi_cookbook::CheckDefined(x, "x");  // an ffi::Tensor parameter also accepts None
   int64_t calls = 0;
   ffi::Map<ffi::String, int64_t> seen;
   {

@@ -3,6 +3,7 @@
 // checked against, and it builds without CUDA.
 #include <ffi_cookbook/check.h>
 #include <tvm/ffi/container/tensor.h>
+#include <tvm/ffi/error.h>
 #include <tvm/ffi/function.h>
 
 #include <cstdint>
@@ -15,6 +16,11 @@ namespace ffi = tvm::ffi;
 // [ring_shift_cpu_entry.begin]
 void RingShiftCPU(ffi::TensorView x, ffi::TensorView y) {
   ffi_cookbook::CheckElementwise(x, "x", y, "y", kDLCPU);
+  // Rows are copied as bytes: an element narrower than a byte would split one.
+  if (x.dtype().bits % 8 != 0) {
+    TVM_FFI_THROW(TypeError) << "argument 'x': expected a dtype of whole bytes, got "
+                             << ffi_cookbook::DtypeName(x.dtype());
+  }
   if (x.ndim() < 1 || x.size(0) == 0) return;  // no PEs, nothing to exchange
   int64_t npes = x.size(0);
   size_t row_bytes = ffi::GetDataSize(x.numel() / npes, x.dtype());

@@ -43,6 +43,7 @@ void TensorDataAddressIntoCPU(ffi::TensorView x, ffi::TensorView out) {
   if (out.size(0) != 1) {
     TVM_FFI_THROW(ValueError) << "argument 'out': expected shape [1], got " << out.shape();
   }
+  ffi_cookbook::CheckContiguous(out, "out");  // also: an int64 needs an aligned address
   static_cast<int64_t*>(out.data_ptr())[0] = TensorDataAddress(x);
 }
 // [data_address_into.end]

@@ -150,6 +150,26 @@ inline std::string StridesText(const tvm::ffi::TensorView& t) {
 }
 
 /*!
+ * \brief Require an owning `ffi::Tensor` argument to hold a tensor.
+ *
+ * tvm_ffi's object references are nullable: a parameter declared
+ * `ffi::Tensor` also accepts Python's None, and using it then dereferences a
+ * null pointer. (A `TensorView` parameter refuses None by itself.)
+ *
+ * \code{.cpp}
+ * ffi_cookbook::CheckDefined(x, "x");  // TypeError for None
+ * \endcode
+ * \param t The tensor.
+ * \param name The argument name shown in the error.
+ * \throws TypeError when `t` holds nothing.
+ */
+inline void CheckDefined(const tvm::ffi::Tensor& t, const char* name) {
+  if (!t.defined()) {
+    TVM_FFI_THROW(TypeError) << "argument '" << name << "': expected a tensor, got None";
+  }
+}
+
+/*!
  * \brief Require a tensor to live on a device of the given type.
  *
  * \code{.cpp}

@@ -22,6 +22,9 @@ TORCH_DTYPES = ["bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "u
 KERNEL_DTYPES = ["float32", "float16", "bfloat16", "int64"]
 NUMPY_LAYOUTS = ["c", "c", "c", "T", "step", "neg", "offset", "misaligned", "overlap", "readonly", "memmap"]
 TORCH_LAYOUTS = ["c", "c", "c", "T", "step", "offset", "overlap", "expand"]
+#: What a Python callback passed to an export does when called with (n): see materialize.
+CALLBACKS = ["np_int64", "torch_int64", "np_float32", "np_wrong_length", "np_misaligned", "none", "raises",
+             "count"]
 DEVICE_NAMES = ["cpu:0", "cpu:3", "cuda:0", "cuda:7", "cuda_host:0", "rocm:0", "metal:1", "vulkan:0",
                 "opencl:0", "ext_dev:0", "cuda_managed:0"]
 DTYPE_NAMES = ["float32", "float16", "bfloat16", "int8", "bool", "float64", "uint1", "float8_e4m3fn",
@@ -82,7 +85,8 @@ leaves = st.one_of(
     st.tuples(st.just("shape"), st.lists(st.integers(-3, 2**40), max_size=4).map(tuple)),
     st.tuples(st.just("dtype"), st.sampled_from(DTYPE_NAMES)),
     st.tuples(st.just("device"), st.sampled_from(DEVICE_NAMES)),
-    st.sampled_from([("object",), ("dict",), ("callable",), ("ffi_function",)]),
+    st.sampled_from([("object",), ("dict",), ("ffi_function",)]),
+    st.tuples(st.just("callable"), st.sampled_from(CALLBACKS)),
 )
 anything = st.one_of(leaves, leaves, tensors,
                      st.tuples(st.sampled_from(["list", "tuple"]), st.lists(leaves, max_size=3).map(tuple)))
@@ -92,6 +96,7 @@ BY_KIND = {
     "bytes": byte_strings, "str": strings, "device": st.tuples(st.just("device"), st.sampled_from(DEVICE_NAMES)),
     "shape": st.tuples(st.just("shape"), st.lists(st.integers(-3, 2**40), max_size=4).map(tuple)),
     "dtype": st.tuples(st.just("dtype"), st.sampled_from(DTYPE_NAMES)),
+    "function": st.tuples(st.just("callable"), st.sampled_from(CALLBACKS)),
 }
 
 

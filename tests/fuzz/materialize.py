@@ -13,6 +13,9 @@ _DEVICES = {"cpu": 1, "cuda": 2, "cuda_host": 3, "opencl": 4, "vulkan": 7, "meta
             "ext_dev": 12, "cuda_managed": 13}
 
 
+_GPU_TYPES = {2, 3, 10, 11, 13}  # cuda, cuda_host, rocm, rocm_host, cuda_managed
+
+
 def _float(v):
     return float(v) if isinstance(v, str) else v
 
@@ -110,6 +113,28 @@ def _like(args: list, spec: tuple, how: str):
     return src
 
 
+def _callback(how: str):
+    """A Python function an export may call back with a size n."""
+    def callback(*args):
+        n = int(args[0]) if args and isinstance(args[0], int) and 0 <= args[0] < 2**20 else 1
+        if how == "np_int64":
+            return np.zeros(n, np.int64)
+        if how == "torch_int64":
+            return torch.zeros(n, dtype=torch.int64)
+        if how == "np_float32":
+            return np.zeros(n, np.float32)
+        if how == "np_wrong_length":
+            return np.zeros(n + 1, np.int64)
+        if how == "np_misaligned":
+            return np.frombuffer(np.zeros(8 * n + 1, np.uint8).data, np.int64, count=n, offset=1)
+        if how == "raises":
+            raise KeyError("raised by the callback")
+        if how == "count":
+            return len(args)
+        return None
+    return callback
+
+
 def build(spec: tuple, args: list, probe):
     """One argument from its description; ``args`` holds the arguments built before it."""
     kind = spec[0]
@@ -119,6 +144,9 @@ def build(spec: tuple, args: list, probe):
         return _torch(*spec[1:])
     if kind == "raw":
         code, bits, lanes, shape, strides, dev, dev_id, offset = spec[1:]
+        if dev in _GPU_TYPES and torch.cuda.is_available():
+            # CPU memory labelled as a GPU's would reach a real kernel launch here.
+            raise ValueError("no fake GPU tensors where a GPU is present")
         return probe.make_tensor(tvm_ffi.Shape(shape), None if strides is None else tvm_ffi.Shape(strides),
                                  code, bits, lanes, dev, dev_id, offset)
     if kind == "like":
@@ -149,7 +177,7 @@ def build(spec: tuple, args: list, probe):
     if kind == "dict":
         return {"a": 1}
     if kind == "callable":
-        return lambda *a: len(a)
+        return _callback(spec[1])
     if kind == "ffi_function":
         return tvm_ffi.convert(lambda *a: None)
     raise ValueError(f"unknown argument kind {kind!r}")

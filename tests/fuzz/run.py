@@ -45,8 +45,9 @@ def discover(libraries: list[Path], pool: Pool) -> list[Target]:
 
 def fuzz(targets: list[Target], pool: Pool, cases: int, run_seed: int,
          may_abort: set[str] = MAY_ABORT) -> Report:
-    """About ``cases`` cases spread evenly over the targets (5 for one allowed to abort)."""
-    per_target = max(1, cases // max(1, len(targets)))
+    """At least ``cases`` cases spread evenly over the targets (5 for one allowed to abort)."""
+    checked = [t for t in targets if t.name not in may_abort]
+    per_target = max(1, -(-cases // max(1, len(checked))))
     jobs = [{"library": str(t.library), "name": t.name, "kinds": t.kinds,
              "cases": min(per_target, 5) if t.name in may_abort else per_target,
              "seed": zlib.crc32(f"{run_seed}:{t.library.name}:{t.name}".encode()),

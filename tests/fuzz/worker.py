@@ -20,12 +20,24 @@ import traceback
 import warnings
 
 
+def _read_exact(fd: int, size: int) -> bytes | None:
+    """Exactly ``size`` bytes from a descriptor (unbuffered, so select() sees what is left)."""
+    data = b""
+    while len(data) < size:
+        chunk = os.read(fd, size - len(data))
+        if not chunk:
+            return None
+        data += chunk
+    return data
+
+
 def read_frame(stream):
-    header = stream.read(4)
-    if len(header) < 4:
+    header = _read_exact(stream.fileno(), 4)
+    if header is None:
         return None
     (size,) = struct.unpack("<I", header)
-    return pickle.loads(stream.read(size))
+    data = _read_exact(stream.fileno(), size)
+    return None if data is None else pickle.loads(data)
 
 
 def write_frame(stream, message) -> None:
@@ -120,8 +132,9 @@ def _limit_memory(spare: int = 6 << 30) -> None:
     """Cap the address space a few GiB above what the imports took, so a huge
     allocation fails (and must raise) instead of exhausting the machine.
     Not under AddressSanitizer, whose shadow memory reserves terabytes."""
-    if "asan" in os.environ.get("LD_PRELOAD", ""):
-        return
+    with open("/proc/self/maps") as f:
+        if "libasan" in f.read():
+            return
     with open("/proc/self/status") as f:
         size = next(int(line.split()[1]) * 1024 for line in f if line.startswith("VmSize:"))
     resource.setrlimit(resource.RLIMIT_AS, (size + spare, resource.RLIM_INFINITY))

@@ -124,13 +124,15 @@ ffi::Tensor MakeTensor(ffi::Shape shape, ffi::Optional<ffi::Shape> strides, int6
     numel *= raw->shape[i];
     compact *= raw->shape[i];
   }
-  int64_t element_bytes = (bits * lanes + 7) / 8 + 1;  // one spare byte for odd bit widths
-  int64_t bytes = numel == 0 ? 0 : (below + above + 1) * element_bytes;
+  // Exactly the bytes the elements take (packed when narrower than a byte),
+  // so that a read past them is a heap overflow AddressSanitizer reports.
+  int64_t bits_each = bits * lanes, span = numel == 0 ? 0 : below + above + 1;
+  int64_t bytes = (span * bits_each + 7) / 8;
   TVM_FFI_CHECK(bytes < (int64_t{1} << 28), ValueError) << "too large";
-  raw->buffer.assign(static_cast<size_t>(byte_offset + bytes + 64), 0);
+  raw->buffer.assign(static_cast<size_t>(byte_offset + (bytes == 0 ? 1 : bytes)), 0);
   DLTensor& t = raw->managed.dl_tensor;
-  t.data = raw->buffer.data() + byte_offset + below * element_bytes;
-  t.data = static_cast<char*>(t.data) - byte_offset;  // data + byte_offset is the first element
+  // data + byte_offset is the first element; data itself is the buffer's start.
+  t.data = raw->buffer.data() + (below * bits_each) / 8;
   t.device = DLDevice{static_cast<DLDeviceType>(device_type), static_cast<int32_t>(device_id)};
   t.ndim = static_cast<int32_t>(raw->shape.size());
   t.dtype = DLDataType{static_cast<uint8_t>(code), static_cast<uint8_t>(bits),
