@@ -24,9 +24,13 @@ def _load(module_file):
     return module
 
 
-stats_module = _load("running_stats.py")
 lifetime = _load("lifetime_demo.py")
-RunningStats, live_count = stats_module.RunningStats, stats_module.live_count
+
+
+@pytest.fixture(scope="module")
+def objects():
+    """running_stats.py, loaded once the library is built (it loads the library)."""
+    return _load("running_stats.py")
 
 
 def batches(sizes, features, seed=0):
@@ -41,8 +45,8 @@ def read(stats, method):
 
 
 @pytest.mark.parametrize("sizes", [[1], [5, 1, 7], [64] * 4, [0, 3, 0]], ids=str)
-def test_running_stats_match_numpy(sizes):
-    stats = RunningStats(6)
+def test_running_stats_match_numpy(objects, sizes):
+    stats = objects.RunningStats(6)
     xs = batches(sizes, 6)
     for x in xs:
         stats.update(x)
@@ -52,8 +56,8 @@ def test_running_stats_match_numpy(sizes):
     np.testing.assert_allclose(read(stats, "variance"), everything.var(axis=0), rtol=1e-5, atol=1e-6)
 
 
-def test_methods_take_torch_tensors_too():
-    stats = RunningStats(3)
+def test_methods_take_torch_tensors_too(objects):
+    stats = objects.RunningStats(3)
     x = torch.randn(10, 3)
     stats.update(x)
     out = torch.empty(3)
@@ -61,8 +65,8 @@ def test_methods_take_torch_tensors_too():
     torch.testing.assert_close(out, x.mean(dim=0))
 
 
-def test_fields_are_read_only():
-    stats = RunningStats(2)
+def test_fields_are_read_only(objects):
+    stats = objects.RunningStats(2)
     with pytest.raises(AttributeError):
         stats.count = 5
     assert stats.count == 0 and str(stats) == "cookbook.RunningStats(features=2, count=0)"
@@ -77,8 +81,8 @@ def test_fields_are_read_only():
     (lambda s: s.variance(np.zeros(4, np.int32)), TypeError, "argument 'out': expected dtype float32, got int32"),
     (lambda s: s.update("x"), TypeError, "update"),
 ])
-def test_methods_reject_bad_input(call, error, message):
-    stats = RunningStats(4)
+def test_methods_reject_bad_input(objects, call, error, message):
+    stats = objects.RunningStats(4)
     with pytest.raises(error) as info:
         call(stats)
     assert message in str(info.value)
@@ -86,28 +90,28 @@ def test_methods_reject_bad_input(call, error, message):
 
 
 @pytest.mark.parametrize("features", [0, -1, 1 << 25])
-def test_constructor_rejects_bad_sizes_without_leaking(features):
-    before = live_count()
+def test_constructor_rejects_bad_sizes_without_leaking(objects, features):
+    before = objects.live_count()
     with pytest.raises(ValueError, match="argument 'features': expected 1 to 2\\^24"):
-        RunningStats(features)
-    assert live_count() == before
+        objects.RunningStats(features)
+    assert objects.live_count() == before
 
 
-def test_live_objects_go_back_to_zero():
+def test_live_objects_go_back_to_zero(objects):
     gc.collect()
-    start = live_count()
-    objects = [RunningStats(8) for _ in range(5)]
-    held = objects[2]
-    assert live_count() == start + 5
-    del objects
+    start = objects.live_count()
+    made = [objects.RunningStats(8) for _ in range(5)]
+    held = made[2]
+    assert objects.live_count() == start + 5
+    del made
     gc.collect()
-    assert live_count() == start + 1  # the one still referenced
+    assert objects.live_count() == start + 1  # the one still referenced
     del held
     gc.collect()
-    assert live_count() == start == 0
+    assert objects.live_count() == start == 0
 
 
-def test_global_function_is_found_by_name():
+def test_global_function_is_found_by_name(objects):
     assert tvm_ffi.get_global_func("cookbook.running_stats_live_count") is not None
     assert tvm_ffi.get_global_func("cookbook.no_such_function", allow_missing=True) is None
 
@@ -116,15 +120,15 @@ def test_global_function_is_found_by_name():
     (lambda n: np.empty(n, np.int64), "numpy"),
     (lambda n: torch.empty(n, dtype=torch.int64), "torch"),
 ])
-def test_nonzero_allocates_through_the_callback(alloc, kind):
+def test_nonzero_allocates_through_the_callback(objects, alloc, kind):
     x = np.array([0, 1.5, 0, 0, -2, 3, 0], np.float32)
-    out = stats_module.library.nonzero_indices_cpu(x, alloc)
+    out = objects.library.nonzero_indices_cpu(x, alloc)
     np.testing.assert_array_equal(np.from_dlpack(out), np.flatnonzero(x))
 
 
-def test_nonzero_of_nothing_asks_for_zero_elements():
+def test_nonzero_of_nothing_asks_for_zero_elements(objects):
     asked = []
-    out = stats_module.library.nonzero_indices_cpu(np.zeros(5, np.float32),
+    out = objects.library.nonzero_indices_cpu(np.zeros(5, np.float32),
                                                    lambda n: asked.append(n) or np.empty(n, np.int64))
     assert asked == [0] and np.from_dlpack(out).shape == (0,)
 
@@ -140,19 +144,19 @@ def _raiser(error):
 
 
 @pytest.mark.parametrize("error", [ValueError("no room"), KeyError("pool"), MemoryError("full")], ids=repr)
-def test_callback_exception_comes_back_as_the_same_type(error):
+def test_callback_exception_comes_back_as_the_same_type(objects, error):
     with pytest.raises(type(error)) as info:
-        stats_module.library.nonzero_indices_cpu(np.ones(3, np.float32), _raiser(error))
+        objects.library.nonzero_indices_cpu(np.ones(3, np.float32), _raiser(error))
     assert str(error) in str(info.value)
 
 
-def test_own_exception_type_needs_registering():
+def test_own_exception_type_needs_registering(objects):
     with pytest.raises(RuntimeError, match="mine") as info:
-        stats_module.library.nonzero_indices_cpu(np.ones(3, np.float32), _raiser(TokenizerError("mine")))
+        objects.library.nonzero_indices_cpu(np.ones(3, np.float32), _raiser(TokenizerError("mine")))
     assert type(info.value) is RuntimeError  # tvm_ffi does not know the class yet
     tvm_ffi.register_error(TokenizerError)
     with pytest.raises(TokenizerError, match="mine"):
-        stats_module.library.nonzero_indices_cpu(np.ones(3, np.float32), _raiser(TokenizerError("mine")))
+        objects.library.nonzero_indices_cpu(np.ones(3, np.float32), _raiser(TokenizerError("mine")))
 
 
 @pytest.mark.parametrize("alloc, error, message", [
@@ -163,9 +167,9 @@ def test_own_exception_type_needs_registering():
     (lambda n: np.empty((n, 1), np.int64), ValueError, "argument 'alloc(n)': expected a 1-d tensor"),
     (lambda n: np.empty(2 * n, np.int64)[::2], ValueError, "argument 'alloc(n)': expected a contiguous tensor"),
 ])
-def test_nonzero_checks_what_the_callback_returns(alloc, error, message):
+def test_nonzero_checks_what_the_callback_returns(objects, alloc, error, message):
     with pytest.raises(error) as info:
-        stats_module.library.nonzero_indices_cpu(np.array([1, 0, 2], np.float32), alloc)
+        objects.library.nonzero_indices_cpu(np.array([1, 0, 2], np.float32), alloc)
     assert message in str(info.value)
 
 
@@ -173,14 +177,20 @@ def test_nonzero_checks_what_the_callback_returns(alloc, error, message):
     (np.zeros(3, np.float64), TypeError, "argument 'x': expected dtype float32, got float64"),
     (np.zeros((3, 4), np.float32).T, ValueError, "argument 'x': expected a contiguous tensor"),
 ])
-def test_nonzero_rejects_bad_input(x, error, message):
+def test_nonzero_rejects_bad_input(objects, x, error, message):
     with pytest.raises(error) as info:
-        stats_module.library.nonzero_indices_cpu(x, lambda n: np.empty(n, np.int64))
+        objects.library.nonzero_indices_cpu(x, lambda n: np.empty(n, np.int64))
     assert message in str(info.value)
 
 
-@pytest.mark.skipif(not UNLOADABLE.is_file(), reason="the unloadable variant is built with GCC only")
+def needs_unloadable():
+    """The -fno-gnu-unique variant is built with GCC only (known once the build ran)."""
+    if not UNLOADABLE.is_file():
+        pytest.skip("libobjects_unloadable.so is built with GCC only")
+
+
 def test_object_outliving_its_library_crashes_unless_kept_alive():
+    needs_unloadable()
     unloaded = lifetime.run(lifetime.UNLOAD, UNLOADABLE, False)
     assert unloaded.returncode < 0 and "library still mapped: False" in unloaded.stdout
     assert "object freed" not in unloaded.stdout
@@ -188,14 +198,14 @@ def test_object_outliving_its_library_crashes_unless_kept_alive():
     assert kept.returncode == 0 and "library still mapped: True" in kept.stdout and "object freed" in kept.stdout
 
 
-@pytest.mark.skipif(not UNLOADABLE.is_file(), reason="GNU unique symbols are a GCC feature")
 def test_gnu_unique_symbols_pin_the_library():
+    needs_unloadable()  # GNU unique symbols are a GCC feature too
     pinned = lifetime.run(lifetime.UNLOAD, LIBRARY, False)
     assert pinned.returncode == 0 and "library still mapped: True" in pinned.stdout
 
 
-@pytest.mark.skipif(not UNLOADABLE.is_file(), reason="the second library is built with GCC only")
 def test_second_library_registering_the_same_type_aborts():
+    needs_unloadable()  # the second library registering the type
     again = lifetime.run(lifetime.TWO_COPIES, LIBRARY, LIBRARY)  # same file: dlopen reuses it
     assert again.returncode == 0
     two = lifetime.run(lifetime.TWO_COPIES, LIBRARY, UNLOADABLE)

@@ -10,15 +10,20 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
+import tvm_ffi
 
 from ffi_cookbook.testing import build_dir
 
 HERE = Path(__file__).resolve().parent
 LIBRARY = build_dir(__file__) / "libscaled_clamp.so"
 sys.path.insert(0, str(HERE))  # clamp_api imports clamp_ffi_api by name, as mypy sees them
-api = importlib.import_module("clamp_api")
-ffi_api = importlib.import_module("clamp_ffi_api")
 import dlpack_tensor  # noqa: E402  (after the path above)
+
+
+@pytest.fixture(scope="module")
+def api():
+    """clamp_api.py, imported once the library is built (clamp_ffi_api loads it)."""
+    return importlib.import_module("clamp_api")
 
 
 def stubgen(*args):
@@ -47,13 +52,13 @@ def test_stub_check_notices_a_stale_stub(tmp_path):
 
 
 def test_dlpack_tensor_type_covers_the_frameworks():
-    for tensor in (np.ones(2, np.float32), torch.ones(2), ffi_api.tvm_ffi.from_dlpack(np.ones(2))):
+    for tensor in (np.ones(2, np.float32), torch.ones(2), tvm_ffi.from_dlpack(np.ones(2))):
         assert isinstance(tensor, dlpack_tensor.DLPackTensor)
     assert not isinstance([1.0, 2.0], dlpack_tensor.DLPackTensor)
 
 
 @pytest.mark.parametrize("make", [torch.tensor, lambda v: np.array(v, np.float32)], ids=["torch", "numpy"])
-def test_wrapper_defaults_keywords_and_new_output(make):
+def test_wrapper_defaults_keywords_and_new_output(api, make):
     x = make([-3.0, -0.5, 0.0, 0.5, 3.0])
     identity = api.scaled_clamp(x)
     assert type(identity) is type(x) and identity is not x
@@ -63,7 +68,7 @@ def test_wrapper_defaults_keywords_and_new_output(make):
     np.testing.assert_array_equal(np.asarray(api.scaled_clamp(x, high=0.25)), [-3.0, -0.5, 0.0, 0.25, 0.25])
 
 
-def test_wrapper_writes_into_out_and_returns_it():
+def test_wrapper_writes_into_out_and_returns_it(api):
     x = torch.linspace(-2, 2, 9)
     out = torch.full_like(x, float("nan"))
     assert api.scaled_clamp(x, low=0.0, high=1.0, out=out) is out
@@ -71,16 +76,16 @@ def test_wrapper_writes_into_out_and_returns_it():
 
 
 @pytest.mark.parametrize("call, error, message", [
-    (lambda x: api.scaled_clamp(x, 2.0), TypeError, "positional argument"),
-    (lambda x: api.scaled_clamp(x, low=1.0, high=0.0), ValueError, "expected low <= high, got 1 and 0"),
-    (lambda x: api.scaled_clamp(x, low=float("nan")), ValueError, "expected low <= high"),
-    (lambda x: api.scaled_clamp(x.double()), TypeError, "argument 'x': expected dtype float32, got float64"),
-    (lambda x: api.scaled_clamp(x, out=torch.empty(3)), ValueError, "argument 'out': expected shape [9]"),
-    (lambda x: ffi_api.scaled_clamp(x, x, 2.0), TypeError, "Expected 5 but got 3 arguments"),
+    (lambda api, x: api.scaled_clamp(x, 2.0), TypeError, "positional argument"),
+    (lambda api, x: api.scaled_clamp(x, low=1.0, high=0.0), ValueError, "expected low <= high, got 1 and 0"),
+    (lambda api, x: api.scaled_clamp(x, low=float("nan")), ValueError, "expected low <= high"),
+    (lambda api, x: api.scaled_clamp(x.double()), TypeError, "argument 'x': expected dtype float32, got float64"),
+    (lambda api, x: api.scaled_clamp(x, out=torch.empty(3)), ValueError, "argument 'out': expected shape [9]"),
+    (lambda api, x: api.clamp_ffi_api.scaled_clamp(x, x, 2.0), TypeError, "Expected 5 but got 3 arguments"),
 ])
-def test_bad_calls_raise(call, error, message):
+def test_bad_calls_raise(api, call, error, message):
     with pytest.raises(error) as info:
-        call(torch.linspace(-2, 2, 9))
+        call(api, torch.linspace(-2, 2, 9))
     assert message in str(info.value)
 
 
