@@ -69,7 +69,9 @@ def cmake_commands(folder: Path, build_dir: Path, *extra: str) -> list[list[str]
     """The configure and build command lines for ``folder``."""
     configure = ["cmake", "-S", str(folder), "-B", str(build_dir),
                  f"-DPython_EXECUTABLE={sys.executable}"]
-    if shutil.which("ninja"):
+    # Ninja for a new build folder only: one configured already (say by a README's plain
+    # `cmake -S . -B build`) keeps its generator, which CMake refuses to change.
+    if shutil.which("ninja") and not (Path(build_dir) / "CMakeCache.txt").exists():
         configure += ["-G", "Ninja"]
     return [configure + list(extra), ["cmake", "--build", str(build_dir)]]
 
