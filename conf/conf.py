@@ -27,6 +27,7 @@ extensions = [
     "sphinx_design",
     "tools.snippets.sphinx_ext",  # {snippet} blocks and the snippet report page
     "notebook_sources",  # re-execute a notebook when a source file beside it changes
+    "parallel_notebooks",  # execute notebooks a few at a time before the pages are read
     "recipe_downloads",  # recipe zips and notebooks, page code zips (ffi_cookbook.recipes)
 ]
 # Written by `make snippets` (python -m tools.snippets); rendered by {snippet-report}.
