@@ -48,7 +48,7 @@ endif
 TIMING := $(abspath $(BUILD))/timing
 phase = @mkdir -p $(TIMING) && echo "$(1) $(2) $$(date +%s.%N)" >> $(TIMING)/phases.log
 
-.PHONY: all docs html snippets test serve clean distclean venv runtime doxygen-tool bench-loop
+.PHONY: all docs html snippets test serve clean distclean venv runtime doxygen-tool bench-loop fuzz test-sanitize
 
 all: docs
 
@@ -129,6 +129,18 @@ test: docs
 	$(call phase,timing-tests,begin)
 	$(OUT_OF_TREE) $(PY) -m pytest -m timing --junitxml=$(TIMING)/pytest-timing.xml || test $$? = 5
 	$(call phase,timing-tests,end)
+
+# The fuzz of every export (tests/test_fuzz.py runs 10,000 cases; this, ten times
+# as many). FUZZ_SEED picks another seed; a failure prints its replay command.
+FUZZ_SEED ?= 0
+fuzz: runtime
+	$(OUT_OF_TREE) $(PY) -m tests.fuzz --cases 100000 --seed $(FUZZ_SEED)
+
+# The recipe tests, the helper tests and the fuzz against builds made with
+# -DFFI_COOKBOOK_SANITIZE=address,undefined (under $(BUILD)/sanitize), with
+# AddressSanitizer, UBSan and LeakSanitizer in every Python process; any report fails.
+test-sanitize: venv
+	$(OUT_OF_TREE) $(PY) -m tests.sanitize --build $(abspath $(BUILD))/sanitize
 
 # A cold run (a fresh clone of HEAD: venv, site and tests from nothing) and a
 # warm one (one recipe source touched), timed step by step; prints the tables.

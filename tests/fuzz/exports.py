@@ -48,7 +48,9 @@ def _split(params: str) -> list[str]:
 def kind_of(type_name: str) -> str:
     """The argument kind the fuzz draws for a parameter type."""
     t = type_name.replace(" ", "")
-    for prefix, kind in [("DLTensor", "tensor"), ("ffi.Tensor", "tensor"), ("Optional<ffi.Tensor", "tensor"),
+    if t.startswith("Optional<") and t.endswith(">"):  # None is drawn for any kind anyway
+        return kind_of(t[len("Optional<"):-1])
+    for prefix, kind in [("DLTensor", "tensor"), ("ffi.Tensor", "tensor"),
                          ("float", "float"), ("int", "int"), ("bool", "bool"), ("bytes", "bytes"),
                          ("str", "str"), ("std::string", "str"), ("Device", "device"),
                          ("ffi.Shape", "shape"), ("DataType", "dtype"), ("ffi.Function", "function")]:
@@ -67,3 +69,14 @@ class Target:
 
     def __str__(self) -> str:
         return f"{self.name} ({self.library.name})"
+
+
+def signature_of(func) -> tuple[str, ...]:
+    """Parameter kinds of a loaded export, from the TypeError of a call with 40 arguments."""
+    try:
+        func(*([None] * 40))
+    except TypeError as e:
+        params = parse_signature(str(e))
+        if params is not None:
+            return tuple(kind_of(p) for p in params)
+    raise RuntimeError(f"cannot read the signature of {func}")

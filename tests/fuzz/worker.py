@@ -90,6 +90,9 @@ class Caller:
 
 def fuzz_job(caller: Caller, channel, job: dict) -> None:
     """Run one export's cases under hypothesis, announcing each before calling."""
+    # Hypothesis keeps a folder of its own; under the build root, not in the checkout.
+    build_root = os.environ.get("FFI_COOKBOOK_BUILD_DIR") or os.path.join(os.getcwd(), "_build")
+    os.environ.setdefault("HYPOTHESIS_STORAGE_DIRECTORY", os.path.join(build_root, "hypothesis"))
     from hypothesis import HealthCheck, Phase, given, seed, settings
 
     from tests.fuzz.cases import arguments
