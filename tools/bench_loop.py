@@ -149,7 +149,9 @@ def make(clone: Path, log: Path, *targets: str) -> float:
            and k not in {"VIRTUAL_ENV", "FFI_COOKBOOK_BUILD_DIR", "PYTHONPYCACHEPREFIX"}}
     start = time.perf_counter()
     with log.open("w") as out:
-        done = subprocess.run(["make", *targets], cwd=clone, env=env, stdout=out, stderr=subprocess.STDOUT)
+        # make puts its command-line variables in the environment: name the clone's own
+        done = subprocess.run(["make", "BUILD=_build", "VENV=.venv", *targets], cwd=clone, env=env,
+                              stdout=out, stderr=subprocess.STDOUT)
     if done.returncode != 0:
         sys.exit(f"make {' '.join(targets)} failed in {clone}; its output is in {log}")
     return time.perf_counter() - start
