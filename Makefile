@@ -108,7 +108,7 @@ html: runtime $(DOXYGEN_XML)
 # Verify every code block of the built site; fails on anything unverified.
 snippets: html
 	$(call phase,snippets,begin)
-	$(OUT_OF_TREE) $(PY) -m tools.snippets --out $(BUILD)/snippets
+	$(OUT_OF_TREE) $(PY) -m tools.snippets --doctrees $(BUILD)/doctrees --out $(BUILD)/snippets
 	$(call phase,snippets,end)
 
 # A second, incremental Sphinx pass puts the fresh snippet report on its page.
