@@ -29,6 +29,7 @@ extensions = [
     "notebook_sources",  # re-execute a notebook when a source file beside it changes
     "parallel_notebooks",  # execute notebooks a few at a time before the pages are read
     "recipe_downloads",  # recipe zips and notebooks, page code zips (ffi_cookbook.recipes)
+    "gpu_runs",  # a note on each page whose notebook also ran on a GPU (docs/gpu-runs/data)
 ]
 # Written by `make snippets` (python -m tools.snippets); rendered by {snippet-report}.
 snippets_report = str(BUILD / "snippets" / "report.json")
@@ -40,6 +41,7 @@ exclude_patterns = [
     "**/.ipynb_checkpoints",
     "cookbook/*/README.md",
     "cookbook/*/*.py",
+    "gpu-runs/data",  # executed GPU notebooks: read by the GPU runs page, not pages themselves
 ]
 source_suffix = {".rst": "restructuredtext", ".md": "myst-nb", ".ipynb": "myst-nb"}
 

@@ -15,7 +15,7 @@ import json
 import os
 from pathlib import Path
 
-SOURCE_SUFFIXES = {".c", ".cc", ".cpp", ".cu", ".h", ".cuh", ".py", ".txt", ".toml", ".cmake", ".in"}
+SOURCE_SUFFIXES = {".c", ".cc", ".cpp", ".cu", ".h", ".cuh", ".py", ".txt", ".toml", ".cmake", ".in", ".ipynb"}
 SKIP_DIRS = {"build", "_build", "__pycache__", ".ipynb_checkpoints", "harness"}
 
 

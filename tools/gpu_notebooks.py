@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import concurrent.futures
 import datetime
+import re
 import subprocess
 import time
 from pathlib import Path
@@ -47,15 +48,17 @@ def notebook_name(path: Path) -> str:
     return path.parent.name if path.name == "notebook.md" else path.stem
 
 
+ANSI = re.compile(r"\x1b\[[0-9;]*m")  # terminal colours in nbclient's error text
+
+
+def scrub_text(text: str) -> str:
+    """The GPU machine's checkout and home paths replaced: pages show no machine's paths."""
+    return text.replace(str(ROOT), "<checkout>").replace(str(Path.home()), "~")
+
+
 def scrub_paths(notebook) -> None:
-    """Replace the GPU machine's checkout and home paths in outputs: pages show no machine's paths."""
-    replacements = [(str(ROOT), "<checkout>"), (str(Path.home()), "~")]
-
-    def scrub(text):
-        for old, new in replacements:
-            text = text.replace(old, new)
-        return text
-
+    """Scrub every output of the notebook (see scrub_text)."""
+    scrub = scrub_text
     for cell in notebook.cells:
         for output in cell.get("outputs", []):
             if "text" in output:
@@ -77,7 +80,7 @@ def execute(path: Path, out: Path, stamp: dict) -> tuple[str, float, str | None]
         nbclient.NotebookClient(notebook, timeout=600, kernel_name="python3",
                                 resources={"metadata": {"path": str(path.parent)}}).execute()
     except nbclient.exceptions.CellExecutionError as err:  # keep the cells that ran
-        error = str(err).strip().splitlines()[-1][:500]
+        error = scrub_text(ANSI.sub("", str(err)).strip().splitlines()[-1])[:500]
     seconds = round(time.perf_counter() - start, 1)
     scrub_paths(notebook)
     notebook.metadata["ffi_cookbook_gpu_run"] = dict(stamp, seconds=seconds, error=error)
