@@ -14,6 +14,7 @@
 #include <tvm/ffi/container/tensor.h>
 #include <tvm/ffi/error.h>
 
+#include <cstdint>
 #include <cstdlib>
 
 namespace ffi_cookbook {
@@ -22,6 +23,40 @@ namespace ffi_cookbook {
  * \defgroup alloc_cpu CPU allocator for FromNDAlloc
  * \{
  */
+
+/*!
+ * \brief Bytes a tensor of `t`'s shape and dtype needs, refusing what cannot be allocated.
+ *
+ * `GetDataSize` multiplies without checking: a shape of 2^62 float32 wraps to 0
+ * bytes, and a kernel then writes far past a tiny block. This throws instead.
+ *
+ * \code{.cpp}
+ * size_t bytes = ffi_cookbook::CheckedDataSize(*t);  // ValueError for {-1} or {1 << 62}
+ * \endcode
+ *
+ * \throws ValueError when a dimension is negative or the size overflows.
+ */
+inline size_t CheckedDataSize(const DLTensor& t) {
+  const uint64_t limit = static_cast<uint64_t>(PTRDIFF_MAX);
+  uint64_t elements = 1;
+  for (int i = 0; i < t.ndim; ++i) {
+    if (t.shape[i] < 0) {
+      TVM_FFI_THROW(ValueError) << "cannot allocate a tensor with a negative dimension ("
+                                << t.shape[i] << ")";
+    }
+    uint64_t dim = static_cast<uint64_t>(t.shape[i]);
+    if (dim != 0 && elements > limit / dim) {
+      TVM_FFI_THROW(ValueError) << "cannot allocate a tensor of more than " << limit << " bytes";
+    }
+    elements *= dim;
+  }
+  uint64_t bits_per_element = static_cast<uint64_t>(t.dtype.bits) * t.dtype.lanes;
+  if (elements != 0 && (bits_per_element == 0 || elements > (limit * 8) / bits_per_element)) {
+    TVM_FFI_THROW(ValueError) << "cannot allocate a tensor of " << elements
+                              << " elements of this dtype";
+  }
+  return static_cast<size_t>((elements * bits_per_element + 7) / 8);
+}
 
 /*!
  * \brief Allocates tensor storage with 64-byte aligned `std::aligned_alloc`.
@@ -37,7 +72,7 @@ struct CPUAllocator {
 
   /*! \brief Fill `t->data` with fresh storage of `GetDataSize(*t)` bytes. */
   void AllocData(DLTensor* t) {
-    size_t bytes = tvm::ffi::GetDataSize(*t);
+    size_t bytes = CheckedDataSize(*t);
     size_t rounded = (bytes + kAlignment - 1) / kAlignment * kAlignment;
     // aligned_alloc(…, 0) may return nullptr; always ask for at least one block.
     t->data = std::aligned_alloc(kAlignment, rounded == 0 ? kAlignment : rounded);

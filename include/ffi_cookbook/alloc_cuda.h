@@ -9,6 +9,7 @@
 #define FFI_COOKBOOK_ALLOC_CUDA_H_
 
 #include <cuda_runtime.h>
+#include <ffi_cookbook/alloc_cpu.h>
 #include <tvm/ffi/container/tensor.h>
 #include <tvm/ffi/extra/cuda/base.h>
 #include <tvm/ffi/extra/cuda/device_guard.h>
@@ -29,10 +30,10 @@ namespace ffi_cookbook {
  * \endcode
  */
 struct CUDAAllocator {
-  /*! \brief cudaMalloc `GetDataSize(*t)` bytes on `t->device`. */
+  /*! \brief cudaMalloc `CheckedDataSize(*t)` bytes on `t->device`. */
   void AllocData(DLTensor* t) {
     tvm::ffi::CUDADeviceGuard guard(t->device.device_id);
-    TVM_FFI_CHECK_CUDA_ERROR(cudaMalloc(&t->data, tvm::ffi::GetDataSize(*t)));
+    TVM_FFI_CHECK_CUDA_ERROR(cudaMalloc(&t->data, CheckedDataSize(*t)));
   }
 
   /*! \brief cudaFree the storage; errors are not thrown from a deleter. */

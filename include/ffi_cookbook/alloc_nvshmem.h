@@ -9,6 +9,7 @@
 #ifndef FFI_COOKBOOK_ALLOC_NVSHMEM_H_
 #define FFI_COOKBOOK_ALLOC_NVSHMEM_H_
 
+#include <ffi_cookbook/alloc_cpu.h>
 #include <nvshmem.h>
 #include <tvm/ffi/container/tensor.h>
 #include <tvm/ffi/error.h>
@@ -30,9 +31,9 @@ namespace ffi_cookbook {
  * \endcode
  */
 struct NVSHMEMAllocator {
-  /*! \brief nvshmem_malloc `GetDataSize(*t)` bytes (collective across PEs). */
+  /*! \brief nvshmem_malloc `CheckedDataSize(*t)` bytes (collective across PEs). */
   void AllocData(DLTensor* t) {
-    size_t bytes = tvm::ffi::GetDataSize(*t);
+    size_t bytes = CheckedDataSize(*t);
     t->data = nvshmem_malloc(bytes);
     if (t->data == nullptr && bytes != 0) {
       TVM_FFI_THROW(RuntimeError) << "NVSHMEMAllocator: nvshmem_malloc of " << bytes

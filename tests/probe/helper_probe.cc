@@ -89,6 +89,9 @@ ffi::String DeviceName(int64_t type, int64_t id) {
   return fc::DeviceName(DLDevice{static_cast<DLDeviceType>(type), static_cast<int32_t>(id)});
 }
 ffi::String DimsText(ffi::Shape dims, int64_t ndim, bool null_dims) {
+  // The probe hands DimsText exactly the dims it has; only the null case may claim more.
+  TVM_FFI_CHECK(null_dims || (ndim >= 0 && static_cast<size_t>(ndim) <= dims.size()), ValueError)
+      << "argument 'ndim': expected 0 <= ndim <= " << dims.size() << ", got " << ndim;
   return fc::DimsText(null_dims ? nullptr : dims.data(), static_cast<int32_t>(ndim));
 }
 
