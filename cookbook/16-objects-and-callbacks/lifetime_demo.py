@@ -37,6 +37,13 @@ def run(script: str, *args: str | Path) -> subprocess.CompletedProcess:
                           capture_output=True, text=True, timeout=120)
 
 
+def has_gnu_unique_symbols(library: str | Path) -> bool:
+    """True when the library defines a GNU unique symbol, which glibc never unloads."""
+    symbols = subprocess.run(["readelf", "--dyn-syms", "-W", str(library)],
+                             capture_output=True, text=True, check=True).stdout
+    return any(" UNIQUE " in line and " UND " not in line for line in symbols.splitlines())
+
+
 def outcome(done: subprocess.CompletedProcess) -> str:
     """'exit status N' or 'killed by SIGNAME'."""
     import signal
