@@ -27,13 +27,16 @@ def pool():
     pool.close()
 
 
-def test_every_export_survives_the_fuzz(pool):
+def test_every_export_survives_the_fuzz():
     libraries = default_libraries() + [probe_library()]
-    targets = discover(libraries, pool)
-    names = {t.name for t in targets}
-    assert {"add_one_cpu", "add_one_cuda", "rms_norm_cpu", "throw_int_demo", "make_tensor"} <= names
-    report = fuzz(targets, pool, CASES, SEED)
-    exits = pool.close()
+    pool = Pool(probe=str(probe_library()))
+    try:
+        targets = discover(libraries, pool)
+        names = {t.name for t in targets}
+        assert {"add_one_cpu", "add_one_cuda", "rms_norm_cpu", "throw_int_demo", "make_tensor"} <= names
+        report = fuzz(targets, pool, CASES, SEED)
+    finally:
+        exits = pool.close()
     print(f"fuzz: {len(targets)} exports in {len(libraries)} libraries; {report.summary()}")
     assert not report.failures, "\n\n".join(describe(f) for f in report.failures)
     assert report.cases >= CASES

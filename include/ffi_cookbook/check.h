@@ -131,7 +131,11 @@ inline std::string DimsText(const int64_t* dims, int32_t ndim) {
   return text + "]";
 }
 
-/*! \brief The shape of a tensor as text, e.g. "[2, 3]" (see DimsText). */
+/*!
+ * \brief The shape of a tensor as text, e.g. "[2, 3]" (see DimsText).
+ * \param t The tensor.
+ * \return Its shape, bracketed.
+ */
 inline std::string ShapeText(const tvm::ffi::TensorView& t) {
   return DimsText(t.shape().data(), t.ndim());
 }
@@ -140,6 +144,8 @@ inline std::string ShapeText(const tvm::ffi::TensorView& t) {
  * \brief The strides of a tensor as text, e.g. "[1, 3]" (see DimsText).
  *
  * "[none]" when the tensor carries no strides (DLPack's compact row-major).
+ * \param t The tensor.
+ * \return Its strides, bracketed.
  */
 inline std::string StridesText(const tvm::ffi::TensorView& t) {
   try {
