@@ -7,6 +7,8 @@ tensors (the framework allocator then serves exports that allocate).
 
 from __future__ import annotations
 
+import itertools
+
 import torch
 import tvm_ffi
 
@@ -36,12 +38,33 @@ _GENERIC = {
 }
 
 
-def sample_args(name: str, kinds: tuple[str, ...], seed: int) -> list:
+#: Shapes tried for each tensor parameter, in this order, until the export accepts a call.
+SHAPES = [(64,), (4, 16), (16,), (4,), (4, 128), (4, 256), (1,)]
+
+
+def sample_args(name: str, kinds: tuple[str, ...], seed: int, shapes=None) -> list:
     """Arguments for one call; different seeds give different data of the same shapes."""
     g = torch.Generator().manual_seed(seed)
     if name in SPECIAL:
         return SPECIAL[name](g)
-    return [torch.randn(64, generator=g) if k == "tensor" else _GENERIC[k](g) for k in kinds]
+    shapes = iter(shapes or [(64,)] * len(kinds))
+    return [torch.randn(next(shapes), generator=g) if k == "tensor" else _GENERIC[k](g) for k in kinds]
+
+
+def find_shapes(name: str, func, kinds: tuple[str, ...], tries: int = 20000):
+    """Shapes for the tensor parameters that the export accepts, or None (then every call of
+    the thread and repetition tests goes through the export's validation only)."""
+    count = sum(k == "tensor" for k in kinds)
+    candidates = [[(64,)] * count] + list(itertools.islice(itertools.product(SHAPES, repeat=count), tries))
+    if name in SPECIAL:
+        candidates = [None]
+    for shapes in candidates:
+        try:
+            func(*sample_args(name, kinds, 0, shapes))
+        except Exception:
+            continue
+        return shapes or []
+    return None
 
 
 def comparable(value):
