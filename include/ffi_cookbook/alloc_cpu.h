@@ -31,7 +31,9 @@ namespace ffi_cookbook {
  * bytes, and a kernel then writes far past a tiny block. This throws instead.
  *
  * \code{.cpp}
- * size_t bytes = ffi_cookbook::CheckedDataSize(*t);  // ValueError for {-1} or {1 << 62}
+ * int64_t shape[2] = {2, 3};
+ * DLTensor t{nullptr, DLDevice{kDLCPU, 0}, 2, DLDataType{kDLFloat, 32, 1}, shape, nullptr, 0};
+ * size_t bytes = ffi_cookbook::CheckedDataSize(t);  // 24; ValueError for {-1} or {1 << 62}
  * \endcode
  *
  * \throws ValueError when a dimension is negative or the size overflows.

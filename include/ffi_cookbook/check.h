@@ -163,7 +163,8 @@ inline std::string StridesText(const tvm::ffi::TensorView& t) {
  * null pointer. (A `TensorView` parameter refuses None by itself.)
  *
  * \code{.cpp}
- * ffi_cookbook::CheckDefined(x, "x");  // TypeError for None
+ * tvm::ffi::Tensor none;  // what an ffi::Tensor parameter holds when Python passes None
+ * ffi_cookbook::CheckDefined(none, "out");  // TypeError: argument 'out': expected a tensor, got None
  * \endcode
  * \param t The tensor.
  * \param name The argument name shown in the error.
