@@ -37,8 +37,11 @@ def sanitizer_env(build: Path) -> dict:
         # allocator_may_return_null: a huge request fails like malloc does (the kernels must
         # raise). malloc_context_size=3: leak stacks hold the allocation site and two callers,
         # which is what lsan.supp matches (see there).
-        ASAN_OPTIONS="detect_leaks=1:halt_on_error=1:allocator_may_return_null=1:malloc_context_size=3",
-        UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1",
+        # log_path: reports go to files as well, since pytest captures a test's stderr and a
+        # process that a sanitizer stops never prints it.
+        ASAN_OPTIONS="detect_leaks=1:halt_on_error=1:allocator_may_return_null=1:malloc_context_size=3:"
+                     f"log_path={build / 'reports' / 'asan'}",
+        UBSAN_OPTIONS=f"halt_on_error=1:print_stacktrace=1:log_path={build / 'reports' / 'ubsan'}",
         LSAN_OPTIONS=f"suppressions={HERE / 'lsan.supp'}:print_suppressions=0",
     )
 

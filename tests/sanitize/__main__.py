@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -31,6 +32,8 @@ def main() -> int:
     opts = parser.parse_args()
     build = opts.build.resolve()
     build_all(build)
+    shutil.rmtree(build / "reports", ignore_errors=True)
+    (build / "reports").mkdir()
     env = sanitizer_env(build)
     env.setdefault("FFI_COOKBOOK_FUZZ_CASES", "3000")
     log = build / "pytest.log"
@@ -39,9 +42,12 @@ def main() -> int:
                               cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT)
     text = log.read_text(errors="replace")
     print(text[-6000:])
+    files = sorted((build / "reports").glob("*"))
     reports = sorted({m.group(0) for m in REPORT.finditer(text)})
-    if reports:
-        print(f"sanitizer reports found ({', '.join(reports)}): see {log}")
+    if reports or files:
+        for path in files:
+            print(f"--- {path}\n{path.read_text(errors='replace')[-4000:]}")
+        print(f"sanitizer reports found ({', '.join(reports) or len(files)}): see {log} and {build / 'reports'}")
         return 1
     print(f"sanitizers: 0 reports (pytest exit status {done.returncode}; log {log})")
     return done.returncode
