@@ -15,6 +15,7 @@ of it as ``cookbook_build.py``.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shlex
 import shutil
@@ -98,13 +99,28 @@ def cmake_build(folder: str | Path = ".", *extra: str, verbose: bool = True) -> 
     """
     folder = Path(folder).resolve()
     build_dir = build_dir_for(folder)
-    for cmd in cmake_commands(folder, build_dir, *extra):
-        if verbose:
-            print("$", _shown(cmd))
-        done = subprocess.run(cmd, capture_output=True, text=True)
-        if done.returncode != 0:
-            raise subprocess.CalledProcessError(done.returncode, cmd, done.stdout, done.stderr)
+    with _one_at_a_time(build_dir):
+        for cmd in cmake_commands(folder, build_dir, *extra):
+            if verbose:
+                print("$", _shown(cmd))
+            done = subprocess.run(cmd, capture_output=True, text=True)
+            if done.returncode != 0:
+                raise subprocess.CalledProcessError(done.returncode, cmd, done.stdout, done.stderr)
     return build_dir
+
+
+@contextlib.contextmanager
+def _one_at_a_time(build_dir: Path):
+    """Two processes (pytest-xdist workers, a notebook and a test) never build one folder at once."""
+    build_dir.mkdir(parents=True, exist_ok=True)
+    try:
+        import fcntl
+    except ImportError:  # not POSIX: no lock
+        yield
+        return
+    with open(build_dir / ".cmake_build.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield
 
 
 def built_variants(build_dir: str | Path) -> dict[str, bool]:
