@@ -157,7 +157,12 @@ def test_site_offers_every_download():
         html = (BUILD / "html" / folder / f"{source.stem}.html").read_text()
         assert f'download href="../downloads/{folder}-code.zip">' in html, source
         names = zipfile.ZipFile(SITE_DOWNLOADS / f"{folder}-code.zip").namelist()
-        assert f"{folder}-code/CMakeLists.txt" in names and f"{folder}-code/include/ffi_cookbook/check.h" in names
+        assert f"{folder}-code/CMakeLists.txt" in names
+        # Every helper header the shown sources include (directly) travels with them.
+        included = {m for f in (ROOT / "docs" / folder / "code").iterdir() if f.suffix in (".c", ".cc", ".cu", ".h")
+                    for m in recipes.HELPER_INCLUDE.findall(f.read_text())}
+        assert included, folder
+        assert {f"{folder}-code/include/{h}" for h in included} <= set(names), folder
 
 
 # -- each zip, alone, in a fresh venv (slow) ------------------------------------------------
