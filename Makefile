@@ -118,12 +118,13 @@ docs: snippets
 	$(call phase,site-report,end)
 	@echo "Site built: open $(abspath $(BUILD))/html/index.html (or run: make serve)"
 
-# Two passes: the tests that time nothing in parallel (-n, one file per worker),
+# Two passes: the tests that time nothing in parallel (-n; one file per worker, but the
+# recipe take-away builds one by one, see tests/conftest.py),
 # then the ones marked `timing` alone, so that what they measure is not slowed
 # down by other tests (pytest exits 5 when it selects none).
 test: docs
 	$(call phase,tests,begin)
-	$(OUT_OF_TREE) $(PY) -m pytest -m "not timing" -n $(PYTEST_WORKERS) --dist loadfile \
+	$(OUT_OF_TREE) $(PY) -m pytest -m "not timing" -n $(PYTEST_WORKERS) --dist loadgroup \
 	  --junitxml=$(TIMING)/pytest-parallel.xml
 	$(call phase,tests,end)
 	$(call phase,timing-tests,begin)
