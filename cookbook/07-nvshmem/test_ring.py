@@ -1,5 +1,6 @@
 """nvshmem_ring: the CPU reference of the ring, NVSHMEM start-up checks, and the ring on GPUs."""
 
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -102,22 +103,38 @@ def test_init_without_a_gpu_is_a_runtime_error(shmem):
         shmem.shmem_init_nvshmem(0, 1, shmem.shmem_unique_id_nvshmem(), 0)
 
 
-@needs_nvshmem
-def test_one_pe_in_a_subprocess():
-    """The launcher script with one PE: PE 0 is its own right neighbour."""
-    done = subprocess.run([sys.executable, str(HERE / "ring_pes.py"), "--pes", "1", "--n", "4097"],
-                          capture_output=True, text=True, timeout=300)
+def torchrun(*args, script_args=(), timeout=300):
+    """``torchrun ARGS ring_torchrun.py SCRIPT_ARGS`` with this Python, from this folder."""
+    return subprocess.run([sys.executable, "-m", "torch.distributed.run", *args, "ring_torchrun.py", *script_args],
+                          cwd=HERE, capture_output=True, text=True, timeout=timeout)
+
+
+def test_torchrun_ranks_receive_the_identical_unique_id():
+    """The bootstrap, on any machine: two ranks in a gloo group, rank 0's id broadcast to both."""
+    done = torchrun("--standalone", "--nproc-per-node", "2")
     assert done.returncode == 0, done.stderr[-3000:]
-    assert "every PE received its left neighbour's data" in done.stdout
+    ranks = re.findall(r"^rank (\d)/2: unique id of (\d+) bytes from (.+), sha256 (\w+)$", done.stdout, re.M)
+    assert sorted(r[0] for r in ranks) == ["0", "1"], done.stdout
+    assert {r[1] for r in ranks} == {"128"}
+    assert len({r[3] for r in ranks}) == 1, ranks  # the same bytes on every rank
+    built = hasattr(tvm_ffi.load_module(str(LIBRARY)), "shmem_unique_id_nvshmem")
+    assert {r[2] for r in ranks} == {"shmem_unique_id_nvshmem" if built else "a random stand-in"}
+
+
+@needs_nvshmem
+def test_one_pe_under_torchrun():
+    """One PE: PE 0 is its own right neighbour."""
+    done = torchrun("--standalone", "--nproc-per-node", "1", script_args=("--n", "4097"))
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "1 PEs: every PE received its left neighbour's data" in done.stdout
 
 
 @needs_nvshmem
 @pytest.mark.skipif(torch.cuda.device_count() < 2, reason="needs two GPUs")
 def test_every_gpu_is_a_pe():
-    done = subprocess.run([sys.executable, str(HERE / "ring_pes.py")],
-                          capture_output=True, text=True, timeout=300)
+    done = torchrun("--standalone", "--nproc-per-node", str(torch.cuda.device_count()))
     assert done.returncode == 0, done.stderr[-3000:]
-    assert "every PE received its left neighbour's data" in done.stdout
+    assert f"{torch.cuda.device_count()} PEs: every PE received its left neighbour's data" in done.stdout
 
 
 @needs_nvshmem
