@@ -74,6 +74,16 @@ doxygen-tool:
 	    apt-get update -q && apt-get install -y -q doxygen; \
 	  else echo "error: doxygen is missing; install it (e.g. sudo apt-get install doxygen) and re-run" >&2; exit 1; fi; }
 
+# gdb for recipe 19's backtrace cell and test, which say they were skipped without it.
+.PHONY: gdb-tool
+gdb-tool:
+	@command -v gdb >/dev/null || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	    apt-get update -q && apt-get install -y -q gdb; \
+	  else echo "note: gdb is missing (e.g. sudo apt-get install gdb): recipe 19's gdb cell and test skip" >&2; fi; }
+
+html: | gdb-tool
+
 # Reconfigure when the venv changes: the toolchains found (CUDA, NVSHMEM) may differ.
 build/runtime/CMakeCache.txt: $(STAMP)
 	$(call phase,runtime,begin)
