@@ -48,7 +48,7 @@ endif
 TIMING := $(abspath $(BUILD))/timing
 phase = @mkdir -p $(TIMING) && echo "$(1) $(2) $$(date +%s.%N)" >> $(TIMING)/phases.log
 
-.PHONY: all docs html snippets test serve clean distclean venv runtime doxygen-tool bench-loop fuzz test-sanitize
+.PHONY: all docs html snippets test serve clean distclean venv runtime doxygen-tool chromium-tool bench-loop fuzz test-sanitize
 
 all: docs
 
@@ -83,6 +83,16 @@ gdb-tool:
 	  else echo "note: gdb is missing (e.g. sudo apt-get install gdb): recipe 19's gdb cell and test skip" >&2; fi; }
 
 html: | gdb-tool
+
+# The browser tests (tests/test_browser.py) drive Debian's Chromium through Playwright's Python
+# API; Playwright's own browser downloads are never used.
+chromium-tool:
+	@test -x /usr/bin/chromium || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	    apt-get update -q && apt-get install -y -q chromium; \
+	  else echo "error: chromium is missing; install it (e.g. sudo apt-get install chromium) and re-run" >&2; exit 1; fi; }
+
+test: | chromium-tool
 
 # Reconfigure when the venv changes: the toolchains found (CUDA, NVSHMEM) may differ.
 build/runtime/CMakeCache.txt: $(STAMP)

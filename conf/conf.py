@@ -16,6 +16,8 @@ BUILD = Path(os.environ.get("FFI_COOKBOOK_BUILD_DIR", ROOT / "_build"))
 sys.path.insert(0, str(ROOT))  # for tools.snippets.sphinx_ext
 sys.path.insert(0, str(ROOT / "conf"))  # for notebook_sources
 
+import site_polish  # noqa: E402
+
 project = "TVM FFI Kernel Cookbook"
 author = "The TVM FFI Kernel Cookbook authors"
 copyright = "2026, " + author
@@ -30,6 +32,7 @@ extensions = [
     "parallel_notebooks",  # execute notebooks a few at a time before the pages are read
     "recipe_downloads",  # recipe zips and notebooks, page code zips (ffi_cookbook.recipes)
     "gpu_runs",  # a note on each page whose notebook also ran on a GPU (docs/gpu-runs/data)
+    "site_polish",  # footer: versions built with; unique ids; one contents line per overload
 ]
 # Written by `make snippets` (python -m tools.snippets); rendered by {snippet-report}.
 snippets_report = str(BUILD / "snippets" / "report.json")
@@ -79,7 +82,21 @@ html_theme_options = {
     "show_toc_level": 2,
     "use_download_button": True,
     "home_page_in_toc": True,
+    # pydata-sphinx-theme 0.20 fills an empty navbar with a search field unless told otherwise;
+    # that header (hidden by sphinx-book-theme) then holds the first ".primary-toggle" and
+    # ".secondary-toggle" of the page, which are the ones both themes' scripts wire up: the
+    # visible buttons in the article header did nothing (no dialog below 992 px, no collapse
+    # above), and the search box appeared twice.
+    "navbar_persistent": [],
+    "extra_footer": site_polish.built_with(),
 }
+# Without it the page script reads an empty mode and logs an error on a first visit.
+html_context = {"default_mode": "auto"}
+html_favicon = str(ROOT / "docs" / "_static" / "favicon.svg")
+html_css_files = ["cookbook.css"]  # outputs wrap instead of scrolling sideways
+templates_path = [str(ROOT / "docs" / "_templates")]  # layout.html: no icon-font script
+# Copy buttons on code only, not on outputs and tracebacks (their block sits in div.output).
+copybutton_selector = "div:not(.output) > div.highlight pre"
 html_last_updated_fmt = None
 pygments_style = "default"
 suppress_warnings = ["mystnb.unknown_mime_type"]
