@@ -1,0 +1,112 @@
+"""Prose that says which command a cell ran is checked against what the cell printed.
+
+Cells that run commands print them first as ``$ <command>`` lines (for example
+``ffi_cookbook.build.cmake_build``). A page may then say, in its prose, that a
+cell "ran exactly `<command>`" (or "runs exactly"), which must equal one of the
+printed ``$`` lines of that page, or that a command "begins `<start>`", which
+must start one of them (word by word). In both, ``<placeholder>`` stands for one
+word that depends on the machine, such as ``<build folder>``.
+
+The printed lines are read from the executed notebooks of the built site
+(``<build>/jupyter_execute``, as myst-nb writes them); without a site built with
+execution on, the comparison skips and says why.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shlex
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+DOCS = ROOT / "docs"
+BUILD = Path(os.environ.get("FFI_COOKBOOK_BUILD_DIR") or ROOT / "_build")
+EXECUTED = BUILD / "jupyter_execute"
+
+EXACT = re.compile(r"\b(?:ran|runs) exactly `([^`]+)`")
+BEGINS = re.compile(r"\bbegins `([^`]+)`")
+PLACEHOLDER = re.compile(r"^<[^<>]+>$")
+
+
+def pages() -> dict[str, Path]:
+    """Every page's docname (path under docs/ without .md) and its source file."""
+    found = {}
+    for path in sorted(DOCS.rglob("*.md")):
+        rel = path.relative_to(DOCS)
+        if rel.parts[0] == "cookbook":  # the cookbook/ symlink; listed below from the checkout
+            continue
+        found[rel.with_suffix("").as_posix()] = path
+    for path in sorted((ROOT / "cookbook").glob("*.md")) + sorted((ROOT / "cookbook").glob("*/notebook.md")):
+        found["cookbook/" + path.relative_to(ROOT / "cookbook").with_suffix("").as_posix()] = path
+    return found
+
+
+def words(command: str) -> list[str]:
+    """A command split as a shell would, placeholders such as ``<build folder>`` kept as one word."""
+    return shlex.split(re.sub(r"<([^<>]+)>", lambda m: "<" + m.group(1).replace(" ", "_") + ">", command))
+
+
+def claims(text: str) -> list[tuple[str, str]]:
+    """(kind, command) for every claim in a page's text; kind is "exactly" or "begins"."""
+    prose = re.sub(r"\s+", " ", text)
+    return ([("exactly", m.group(1)) for m in EXACT.finditer(prose)]
+            + [("begins", m.group(1)) for m in BEGINS.finditer(prose)])
+
+
+def matches(claimed: list[str], printed: list[str], kind: str) -> bool:
+    if len(printed) < len(claimed) or (kind == "exactly" and len(printed) != len(claimed)):
+        return False
+    return all(PLACEHOLDER.match(c) or c == p for c, p in zip(claimed, printed))
+
+
+def printed_commands(notebook: Path) -> tuple[bool, list[list[str]]]:
+    """(whether any cell has output, the words of every ``$`` line its cells printed)."""
+    nb = json.loads(notebook.read_text())
+    executed, commands = False, []
+    for cell in nb["cells"]:
+        if cell["cell_type"] != "code":
+            continue
+        for output in cell.get("outputs", []):
+            executed = True
+            if output.get("output_type") != "stream":
+                continue
+            text = output["text"] if isinstance(output["text"], str) else "".join(output["text"])
+            commands += [shlex.split(line[2:]) for line in text.splitlines() if line.startswith("$ ")]
+    return executed, commands
+
+
+CLAIMS = {doc: found for doc, path in pages().items() if (found := claims(path.read_text()))}
+
+
+def test_claims_are_found():
+    # The guide says which commands its first cell ran; if the wording changes so
+    # that this finds nothing, the check below would silently check nothing.
+    kinds = {kind for kind, _ in CLAIMS.get("guides/kernel-library", [])}
+    assert kinds == {"exactly", "begins"}, CLAIMS
+
+
+def test_placeholders_match_one_word():
+    printed = words("cmake -S code -B ../../_build/cmake/docs/guides/code -G Ninja")
+    assert matches(words("cmake -S code -B <build folder>"), printed, "begins")
+    assert not matches(words("cmake -S code -B <build folder>"), printed, "exactly")
+    assert not matches(words("cmake -S other -B <build folder>"), printed, "begins")
+    assert matches(words("cmake --build <build folder>"), words("cmake --build ../b"), "exactly")
+
+
+@pytest.mark.parametrize("doc", sorted(CLAIMS))
+def test_claimed_command_was_printed(doc):
+    notebook = EXECUTED / f"{doc}.ipynb"
+    if not notebook.is_file():
+        pytest.skip(f"the site is not built with {doc}'s notebook executed (make docs): no {notebook.name}")
+    executed, printed = printed_commands(notebook)
+    if not executed:
+        pytest.skip(f"{doc}'s notebook in the built site has no outputs (built with execution off)")
+    for kind, command in CLAIMS[doc]:
+        claimed = words(command)
+        assert any(matches(claimed, p, kind) for p in printed), (
+            f"{doc} claims a cell ran a command that {kind if kind == 'begins' else 'is exactly'} `{command}`, but its cells printed only: "
+            + "; ".join(shlex.join(p) for p in printed))
