@@ -21,7 +21,9 @@ void RingShiftCPU(ffi::TensorView x, ffi::TensorView y) {
     TVM_FFI_THROW(TypeError) << "argument 'x': expected a dtype of whole bytes, got "
                              << ffi_cookbook::DtypeName(x.dtype());
   }
-  if (x.ndim() < 1 || x.size(0) == 0) return;  // no PEs, nothing to exchange
+  // No PEs or empty rows: nothing to exchange (and an empty tensor's data may be
+  // null, which memcpy must not get even for 0 bytes).
+  if (x.ndim() < 1 || x.numel() == 0) return;
   int64_t npes = x.size(0);
   size_t row_bytes = ffi::GetDataSize(x.numel() / npes, x.dtype());
   const char* src = static_cast<const char*>(x.data_ptr());

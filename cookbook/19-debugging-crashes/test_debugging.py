@@ -101,7 +101,7 @@ def test_gdb_names_the_kernel_source_line():
 def test_unchecked_launch_fails_silently_and_the_check_raises_without_a_gpu():
     done = crash_demos.fill_launches()
     assert done.returncode == 0, done.stderr[-3000:]
-    assert "fill_unchecked returned; out is still all zero: True" in done.stdout
+    assert "fill_unchecked returned\nout is still all zero: True\n" in done.stdout
     assert re.search(r"fill_checked raised RuntimeError: CUDA Runtime Error: cuda\w+ \(\d+\)", done.stdout), done.stdout
 
 
@@ -110,7 +110,10 @@ def test_unchecked_launch_fails_silently_and_the_check_raises_without_a_gpu():
 def test_invalid_launch_configuration_on_a_gpu():
     done = crash_demos.fill_launches()
     assert done.returncode == 0, done.stderr[-3000:]
-    assert "fill_unchecked returned; out is still all zero: True" in done.stdout
+    assert "fill_unchecked returned\n" in done.stdout
+    # The pending error: out unchanged, or torch's next launch check reports it as its own.
+    assert ("out is still all zero: True" in done.stdout
+            or "the next torch operation raised: CUDA error: invalid configuration argument" in done.stdout), done.stdout
     assert "fill_checked raised RuntimeError: CUDA Runtime Error: cudaErrorInvalidConfiguration (9)" in done.stdout
 
 
