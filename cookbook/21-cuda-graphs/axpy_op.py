@@ -1,0 +1,31 @@
+"""axpy as a torch custom op (recipe 12's pattern), so torch.compile can trace it
+and, with mode="reduce-overhead", replay it in a CUDA graph.
+
+The kernels live in libaxpy_graphs.so, built by this folder's CMakeLists into
+its build folder (``build/`` in a downloaded copy of the folder).
+"""
+
+from pathlib import Path
+
+import torch
+import tvm_ffi
+
+from ffi_cookbook.build import build_dir_for
+
+LIBRARY = build_dir_for(Path(__file__).resolve().parent) / "libaxpy_graphs.so"
+mod = tvm_ffi.load_module(str(LIBRARY))
+
+
+# [axpy_op.begin]
+@torch.library.custom_op("cookbook_graphs::axpy", mutates_args=())
+def axpy(x: torch.Tensor, y: torch.Tensor, alpha: float) -> torch.Tensor:
+    out = torch.empty_like(x)  # torch's allocator: the graph's pool while capturing
+    kernel = mod.graph_axpy_cuda if x.is_cuda else mod.graph_axpy_cpu
+    kernel(x, y, alpha, out)  # tvm_ffi publishes torch's current stream for the call
+    return out
+
+
+@axpy.register_fake
+def _(x: torch.Tensor, y: torch.Tensor, alpha: float) -> torch.Tensor:
+    return torch.empty_like(x)
+# [axpy_op.end]
