@@ -32,6 +32,7 @@ extensions = [
     "parallel_notebooks",  # execute notebooks a few at a time before the pages are read
     "recipe_downloads",  # recipe zips and notebooks, page code zips (ffi_cookbook.recipes)
     "gpu_runs",  # a note on each page whose notebook also ran on a GPU (docs/gpu-runs/data)
+    "recipe_gallery",  # the cookbook index's cards, one per recipe folder
     "site_polish",  # footer: versions built with; unique ids; one contents line per overload
 ]
 # Written by `make snippets` (python -m tools.snippets); rendered by {snippet-report}.

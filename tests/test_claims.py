@@ -110,3 +110,51 @@ def test_claimed_command_was_printed(doc):
         assert any(matches(claimed, p, kind) for p in printed), (
             f"{doc} claims a cell ran a command that {kind if kind == 'begins' else 'is exactly'} `{command}`, but its cells printed only: "
             + "; ".join(shlex.join(p) for p in printed))
+
+
+# -- the cookbook index's gallery (conf/recipe_gallery.py) ---------------------------------------
+
+def _gallery():
+    import sys
+    sys.path.insert(0, str(ROOT / "conf"))
+    try:
+        import recipe_gallery
+    finally:
+        sys.path.remove(str(ROOT / "conf"))
+    return recipe_gallery
+
+
+def test_gallery_has_a_card_for_every_recipe_folder():
+    gallery = _gallery()
+    assert gallery.MARKER in (ROOT / "cookbook" / "index.md").read_text()
+    cards = gallery.cards()
+    folders = sorted(p.name for p in (ROOT / "cookbook").glob("[0-9][0-9]-*") if p.is_dir())
+    links = re.findall(r"^:link: (\S+)/notebook$", cards, re.M)
+    assert links == folders
+    for card in cards.split("::::{grid-item-card}")[1:]:
+        body = card.split("\n\n", 1)[1]
+        teaches, footer = body.split(":::{card-footer}\n")
+        assert teaches.strip(), card
+        assert re.fullmatch(r"\{bdg-\w+\}`(CPU only|CUDA GPU|several GPUs)`", footer.split("\n")[0]), card
+
+
+def test_gallery_badges_follow_the_sources():
+    from ffi_cookbook import recipes
+    gallery = _gallery()
+    by_name = {r.name: gallery.needs(r) for r in recipes.recipes()}
+    assert by_name["02-tensor-and-view"] == "cpu"  # CPU sources only
+    assert by_name["01-add-one"] == "cuda"  # add_one_cuda.cu
+    assert by_name["07-nvshmem"] == "multi"  # ring_nvshmem.cu
+    for recipe in recipes.recipes():
+        has_cuda = any(recipe.folder.glob("*.cu"))
+        assert (by_name[recipe.name] == "cpu") == (not has_cuda), recipe.name
+
+
+def test_built_gallery_lists_every_recipe():
+    page = BUILD / "html" / "cookbook" / "index.html"
+    if not page.is_file():
+        pytest.skip("the site is not built (make docs)")
+    html = page.read_text()
+    for folder in sorted(p.name for p in (ROOT / "cookbook").glob("[0-9][0-9]-*") if p.is_dir()):
+        # the card's own link (the toctree links every page too)
+        assert re.search(rf'<a class="[^"]*sd-stretched-link[^"]*"[^>]*href="{folder}/notebook.html"', html), folder
