@@ -158,3 +158,22 @@ def test_built_gallery_lists_every_recipe():
     for folder in sorted(p.name for p in (ROOT / "cookbook").glob("[0-9][0-9]-*") if p.is_dir()):
         # the card's own link (the toctree links every page too)
         assert re.search(rf'<a class="[^"]*sd-stretched-link[^"]*"[^>]*href="{folder}/notebook.html"', html), folder
+
+
+# -- the execution statistics page (docs/execution-statistics.md) -----------------------------
+
+def test_execution_statistics_give_every_notebook_a_run_time():
+    page = BUILD / "html" / "execution-statistics.html"
+    if not page.is_file():
+        pytest.skip("the site is not built (make docs)")
+    table = page.read_text().split("<table", 1)[1].split("</table>", 1)[0]
+    rows = [[re.sub(r"<[^>]+>", "", cell).strip() for cell in re.findall(r"<td[^>]*>(.*?)</td>", row, re.S)]
+            for row in re.findall(r"<tr[^>]*>(.*?)</tr>", table.split("<tbody", 1)[-1], re.S)]
+    rows = [row for row in rows if row]
+    if not rows:
+        pytest.skip("the site was built with execution off: the table is empty")
+    seconds = {row[0]: row[3] for row in rows}
+    notebooks = [doc for doc, path in pages().items() if "\nkernelspec:" in path.read_text().split("\n---", 1)[0]]
+    assert notebooks
+    for doc in notebooks:
+        assert re.fullmatch(r"\d+(\.\d+)?", seconds.get(doc, "")), (doc, seconds.get(doc))
