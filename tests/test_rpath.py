@@ -27,11 +27,19 @@ def search_path(binary: Path) -> list[str]:
     return [entry for m in _ENTRY.finditer(dynamic) for entry in m.group(1).split(":")]
 
 
+def origin_relative(entry: str) -> Path | None:
+    """The folder of an $ORIGIN-relative entry, as a path relative to the binary's folder; None otherwise."""
+    for origin in ("$ORIGIN", "${ORIGIN}"):
+        if entry == origin or entry.startswith(origin + "/"):
+            return Path(entry[len(origin):].lstrip("/") or ".")
+    return None
+
+
 def unsafe_entries(binary: Path) -> list[str]:
     """Entries that depend on the current directory, or absolute ones that do not exist."""
     bad = []
     for entry in search_path(binary):
-        if entry.startswith("$ORIGIN") or entry.startswith("${ORIGIN}"):
+        if origin_relative(entry) is not None:
             continue
         if not entry.startswith("/") or not Path(entry).is_dir():
             bad.append(entry or "<empty>")
