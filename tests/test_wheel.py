@@ -21,6 +21,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.test_rpath import origin_relative, search_path
+
 # CUDA off for these builds: with nvcc on PATH every .cu of the cookbook would be
 # compiled for two architectures (minutes on two cores), and what is tested here,
 # packaging, is the same with or without CUDA; the CUDA build is the runtime's
@@ -128,6 +130,36 @@ def test_installed_package_loads_its_own_library(request, source, venv):
         assert info["direct_url"]["url"].endswith(".tar.gz")
     else:
         assert "dir_info" in info["direct_url"]
+
+
+# Loads the installed library before anything imported tvm_ffi: the loader has to
+# find libtvm_ffi.so through the library's own RPATH. Prints where it found it.
+LOAD_ALONE = r"""
+import ctypes, sys
+ctypes.CDLL(sys.argv[1])
+with open("/proc/self/maps") as maps:
+    print(sorted({line.split()[-1] for line in maps if line.rstrip().endswith("/libtvm_ffi.so")}))
+"""
+
+
+def test_installed_libraries_find_tvm_ffi_through_origin_only(installed_from_checkout, venv, tmp_path):
+    """Every ELF file the package installs searches $ORIGIN-relative folders only (no empty
+    entry, no ".", no path of the machine that built it), and one of them holds libtvm_ffi.so."""
+    package = Path(installed_from_checkout["package"])
+    libraries = [p for p in package.rglob("*.so*") if p.is_file() and p.read_bytes()[:4] == b"\x7fELF"]
+    assert Path(installed_from_checkout["library"]) in libraries
+    site_packages = package.parent.resolve()
+    for library in libraries:
+        entries = search_path(library)
+        assert entries and all(origin_relative(e) is not None for e in entries), (library, entries)
+        folders = [(library.parent / origin_relative(e)).resolve() for e in entries]
+        assert site_packages / "tvm_ffi" / "lib" in folders, (library, entries)
+    # The loader agrees, from a folder that holds a decoy libtvm_ffi.so.
+    (tmp_path / "libtvm_ffi.so").write_bytes(b"not a library")
+    env = {k: v for k, v in os.environ.items() if k not in {"LD_LIBRARY_PATH", "LD_PRELOAD"}}
+    out, _ = run([venv / "bin" / "python", "-I", "-c", LOAD_ALONE, installed_from_checkout["library"]],
+                 cwd=tmp_path, env=env)
+    assert out.strip() == repr([str(site_packages / "tvm_ffi" / "lib" / "libtvm_ffi.so")])
 
 
 def test_install_carries_headers_and_recipe_sources(root, installed_from_checkout):
