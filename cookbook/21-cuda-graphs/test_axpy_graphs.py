@@ -16,8 +16,8 @@ CUDA_EXPORTS = ["graph_axpy_cuda", "graph_axpy_null_stream_cuda", "graph_axpy_en
                 "graph_axpy_nd_alloc_cuda"]
 
 
-def _load(stem):
-    spec = importlib.util.spec_from_file_location(stem, HERE / f"{stem}.py")
+def _load(file_name):
+    spec = importlib.util.spec_from_file_location(Path(file_name).stem, HERE / file_name)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
@@ -25,12 +25,12 @@ def _load(stem):
 
 @pytest.fixture(scope="module")
 def axpy_op():
-    return _load("axpy_op")
+    return _load("axpy_op.py")
 
 
 @pytest.fixture(scope="module")
 def graph_demo():
-    return _load("graph_demo")
+    return _load("graph_demo.py")
 
 
 @pytest.fixture(scope="module")
