@@ -57,3 +57,19 @@ def test_leak_sanitizer_reports_a_leak_that_is_not_pythons(sanitized_build, root
     report = reports_of(sanitized_build, done.stdout.strip())
     assert "ERROR: LeakSanitizer: detected memory leaks" in report
     assert "4321 byte(s)" in report
+
+
+def test_undefined_behaviour_stops_the_process_and_lands_in_a_file(sanitized_build, root, tmp_path):
+    # GCC's UBSan beside ASan ignores UBSAN_OPTIONS' log_path; sitecustomize hands it over, or
+    # the report would go to the stderr that pytest captures and loses when the process halts.
+    source = tmp_path / "overflow.c"
+    source.write_text("int add_one(int x) { return x + 1; }\n")
+    library = tmp_path / "liboverflow.so"
+    subprocess.run(["gcc", "-shared", "-fPIC", "-fsanitize=address,undefined", "-o", str(library), str(source)],
+                   check=True)
+    done = run_sanitized(sanitized_build, root, "import ctypes, os, sys; print(os.getpid(), flush=True); "
+                                                f"ctypes.CDLL({str(library)!r}).add_one(2**31 - 1); print('went on')")
+    assert done.returncode != 0 and "went on" not in done.stdout
+    report = reports_of(sanitized_build, done.stdout.strip())
+    assert "runtime error: signed integer overflow: 2147483647 + 1" in report
+    assert "runtime error" not in done.stderr

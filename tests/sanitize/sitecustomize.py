@@ -6,6 +6,12 @@ restarts itself with them in LD_PRELOAD (the sanitized libraries it loads need
 them first); once they are in, LD_PRELOAD is dropped from the environment, so
 the compilers and build tools it runs do not inherit them (LeakSanitizer would
 report their deliberate leaks and fail the builds).
+
+GCC's UBSan runtime (libubsan) is a library of its own next to ASan's: beside
+ASan it starts as a plug-in that never applies UBSAN_OPTIONS' log_path (only a
+standalone UBSan does), so its reports would go to stderr, which pytest
+captures and loses when halt_on_error ends the process. This module hands
+libubsan the log_path itself, so its reports land in files too.
 """
 
 import os
@@ -18,3 +24,9 @@ if _preload:
             _argv = [a.decode() for a in _f.read().split(b"\0")[:-1]]
         os.execve(sys.executable, _argv, dict(os.environ, LD_PRELOAD=_preload))
     del os.environ["LD_PRELOAD"]
+    _ubsan_log = dict(o.split("=", 1) for o in os.environ.get("UBSAN_OPTIONS", "").split(":") if "=" in o)
+    if "log_path" in _ubsan_log:
+        import ctypes
+
+        _ubsan = next(p for p in _preload.split(":") if "libubsan" in p)
+        ctypes.CDLL(_ubsan, mode=os.RTLD_NOLOAD).__sanitizer_set_report_path(_ubsan_log["log_path"].encode())
