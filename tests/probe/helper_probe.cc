@@ -10,6 +10,7 @@
 #include <tvm/ffi/string.h>
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 namespace {
@@ -111,7 +112,8 @@ ffi::Tensor MakeTensor(ffi::Shape shape, ffi::Optional<ffi::Shape> strides, int6
                        int64_t bits, int64_t lanes, int64_t device_type, int64_t device_id,
                        int64_t byte_offset) {
   TVM_FFI_CHECK(byte_offset >= 0 && byte_offset < (1 << 20), ValueError) << "byte_offset";
-  auto* raw = new RawTensor();
+  // Owned here until the tensor takes it: a refused argument below frees it.
+  std::unique_ptr<RawTensor> raw(new RawTensor());
   raw->shape.assign(shape.begin(), shape.end());
   if (strides.has_value()) raw->strides.assign(strides.value().begin(), strides.value().end());
   TVM_FFI_CHECK(!strides.has_value() || raw->strides.size() == raw->shape.size(), ValueError)
@@ -144,9 +146,11 @@ ffi::Tensor MakeTensor(ffi::Shape shape, ffi::Optional<ffi::Shape> strides, int6
   t.strides = strides.has_value() ? raw->strides.data() : nullptr;
   t.byte_offset = static_cast<uint64_t>(byte_offset);
   raw->managed.version = DLPackVersion{DLPACK_MAJOR_VERSION, DLPACK_MINOR_VERSION};
-  raw->managed.manager_ctx = raw;
+  raw->managed.manager_ctx = raw.get();
   raw->managed.deleter = &RawTensor::Delete;
-  return ffi::Tensor::FromDLPackVersioned(&raw->managed);
+  ffi::Tensor tensor = ffi::Tensor::FromDLPackVersioned(&raw->managed);
+  raw.release();  // the tensor's deleter frees it now
+  return tensor;
 }
 
 }  // namespace
