@@ -12,6 +12,7 @@ import pytest
 import torch
 import tvm_ffi
 
+from ffi_cookbook.build import built_variants
 from ffi_cookbook.testing import build_dir, needs_cuda, needs_nvcc
 
 HERE = Path(__file__).resolve().parent
@@ -34,7 +35,10 @@ def driver_present() -> bool:
 
 @pytest.fixture(scope="module")
 def build():
-    return build_dir(__file__)
+    folder = build_dir(__file__)
+    if not built_variants(folder)["cuda"]:  # nvcc is there, but the build was configured with CUDA off
+        pytest.skip("this build has no CUDA variant (configured with CUDA off)")
+    return folder
 
 
 @pytest.fixture(scope="module")
