@@ -18,6 +18,7 @@ import argparse
 import hashlib
 import os
 import socket
+import sys
 from pathlib import Path
 
 import torch
@@ -86,8 +87,11 @@ def main(argv: list[str] | None = None) -> int:
     placement = (socket.gethostname(), int(os.environ["LOCAL_RANK"]))
     dist.all_gather_object(seen, (hashlib.sha256(unique_id).hexdigest()[:16], placement, why_not_run(mod)))
     origin = "shmem_unique_id_nvshmem" if hasattr(mod, "shmem_unique_id_nvshmem") else "a random stand-in"
-    print(f"rank {rank}/{world}: unique id of {len(unique_id)} bytes from {origin}, sha256 {seen[rank][0]}",
-          flush=True)
+    # One write per line: ranks share the terminal, and print() may write the text and its
+    # newline separately (unbuffered output), letting another rank's line land in between.
+    sys.stdout.write(f"rank {rank}/{world}: unique id of {len(unique_id)} bytes from {origin}, "
+                     f"sha256 {seen[rank][0]}\n")
+    sys.stdout.flush()
     assert len({digest for digest, _, _ in seen}) == 1, f"ranks hold different ids: {seen}"
     reasons = {reason for _, _, reason in seen if reason}
     if len({p for _, p, _ in seen}) < world:
