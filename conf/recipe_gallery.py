@@ -30,7 +30,7 @@ def needs(recipe: recipes.Recipe) -> str:
     """"multi" (NVSHMEM), "cuda" (any CUDA source) or "cpu"."""
     if recipe.gpu == "required":
         return "multi"
-    if recipe.gpu == "optional" or any(recipe.folder.glob("*.cu")):
+    if recipe.gpu == "optional":
         return "cuda"
     return "cpu"
 

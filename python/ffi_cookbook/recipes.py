@@ -93,10 +93,13 @@ class Recipe:
 
     @property
     def gpu(self) -> str:
-        """'no', 'optional' (a CUDA variant next to the CPU one) or 'required' (NVSHMEM)."""
+        """'no', 'optional' (CUDA code next to what runs on the CPU) or 'required' (NVSHMEM).
+
+        CUDA code is a CUDA variant or any other ``.cu`` file (a fatbin's kernel, a demo).
+        """
         if "NVSHMEM" in self.variants:
             return "required"
-        return "optional" if "CUDA" in self.variants else "no"
+        return "optional" if "CUDA" in self.variants or any(self.folder.glob("*.cu")) else "no"
 
     @property
     def number(self) -> str:
