@@ -10,7 +10,6 @@ from pathlib import Path
 import pytest
 
 from ffi_cookbook.build import include_dir_for
-from ffi_cookbook.testing import build_dir
 
 HERE = Path(__file__).resolve().parent
 TEMPLATE = HERE / "template"
@@ -51,10 +50,11 @@ def run(cmd, **kwargs):
 def wheel(tmp_path_factory):
     out = tmp_path_factory.mktemp("dist")
     # Build isolation stays on: pip installs the template's [build-system] requires into a
-    # fresh environment, so the build sees nothing of this one. The CMake build folder is
-    # kept (it is the notebook's too), so a second build only recompiles what changed.
+    # fresh environment, so the build sees nothing of this one. The CMake build folder is a
+    # fresh one of this test's own: two builds at once in one folder (the notebook's, another
+    # test run's) overwrite each other's generated install script and fail.
     run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", out,
-         "-C", f"build-dir={build_dir(__file__) / 'wheel'}", TEMPLATE])
+         "-C", f"build-dir={tmp_path_factory.mktemp('cmake')}", TEMPLATE])
     (path,) = out.glob("mykernels-*.whl")
     return path
 
