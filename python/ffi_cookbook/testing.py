@@ -69,3 +69,48 @@ def float32_elementwise_bad_inputs(out_name: str = "out") -> list:
         (np.zeros((3, 4), f32).T, np.zeros((4, 3), f32), ValueError, "argument 'x': expected a contiguous tensor"),
         (np.zeros((3, 4), f32), np.zeros((4, 3), f32).T, ValueError, f"argument '{out_name}': expected a contiguous tensor"),
     ]
+
+
+def machine_summary() -> str:
+    """Where a measurement ran: CPU model and cores, the versions that matter, the compiler, the date.
+
+    Pages that print timings print this first, so that every number on the site comes with the
+    machine and software it was measured on. Only the standard library is needed; a package that
+    is not installed is reported as such.
+    """
+    import datetime
+    import os
+    import platform
+    import subprocess
+    from importlib import metadata
+
+    model = platform.processor() or platform.machine()
+    try:
+        with open("/proc/cpuinfo") as cpuinfo:
+            model = next(line.split(":", 1)[1].strip() for line in cpuinfo if line.startswith("model name"))
+    except (OSError, StopIteration):
+        pass
+    usable = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+
+    def version(package: str) -> str:
+        try:
+            return metadata.version(package)
+        except metadata.PackageNotFoundError:
+            return "not installed"
+
+    compiler = "no C++ compiler on PATH"
+    cxx = shutil.which(os.environ.get("CXX", "c++")) or shutil.which("g++")
+    if cxx:
+        banner = subprocess.run([cxx, "--version"], capture_output=True, text=True).stdout
+        compiler = banner.splitlines()[0] if banner else cxx
+    lines = [f"CPU: {model}, {usable} usable core(s) of {os.cpu_count()}"]
+    if cuda_available():
+        import torch
+
+        lines.append(f"GPU: {torch.cuda.get_device_name()}, CUDA {torch.version.cuda}")
+    return "\n".join(lines + [
+        f"Python {platform.python_version()}; apache-tvm-ffi {version('apache-tvm-ffi')}, "
+        f"torch {version('torch')}, numpy {version('numpy')}",
+        f"compiler: {compiler}",
+        f"date: {datetime.date.today().isoformat()}",
+    ])
