@@ -145,7 +145,23 @@ def _append_log(app, entries: list[dict]) -> None:
         out.writelines(json.dumps(e) + "\n" for e in entries)
 
 
+def plain_tracebacks(build: Path) -> None:
+    """Kernels started by this build print tracebacks in IPython's Plain mode.
+
+    The default (Context) mode prints "Could not get source, probably due dynamically evaluated
+    source code." for every frame without Python source, such as tvm_ffi's compiled call frame;
+    Plain mode prints that frame's file and line, and the C++ frame and message as before. The
+    profile lives under the build folder (IPython also keeps its history there), so a reader's
+    own IPython settings and the checkout stay untouched.
+    """
+    profile = build / "ipython" / "profile_default"
+    profile.mkdir(parents=True, exist_ok=True)
+    (profile / "ipython_kernel_config.py").write_text('c.InteractiveShell.xmode = "Plain"\n')
+    os.environ["IPYTHONDIR"] = str(build / "ipython")  # inherited by every kernel and worker
+
+
 def setup(app):
+    plain_tracebacks(Path(app.outdir).parent)
     app.add_config_value("notebook_workers", min(4, os.cpu_count() or 1), "", int)
     # after notebook_sources (builder-inited) has dropped the cache entries of changed folders
     app.connect("env-before-read-docs", _before_read)
