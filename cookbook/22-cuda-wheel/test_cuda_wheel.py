@@ -1,0 +1,134 @@
+"""The CUDA template builds one wheel (pip, build isolation on) for sm_80, sm_90 and sm_100 and
+every CPython 3; auditwheel retags it manylinux without bundling tvm_ffi or CUDA; and it runs
+under the oldest and the newest apache-tvm-ffi of its dependency range, each in a fresh venv."""
+
+import importlib.util
+import re
+import shutil
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from ffi_cookbook.build import include_dir_for
+from ffi_cookbook.testing import gpu_architectures, needs_cuda
+
+HERE = Path(__file__).resolve().parent
+# The helpers next to this file, loaded by file name (pytest's importlib mode adds no folder to sys.path).
+spec = importlib.util.spec_from_file_location("cuda_wheel", HERE / "cuda_wheel.py")
+cuda_wheel = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(cuda_wheel)
+pytestmark = pytest.mark.skipif(shutil.which("nvcc") is None, reason="needs nvcc on PATH (the template is CUDA)")
+
+
+@pytest.fixture(scope="module")
+def wheels(tmp_path_factory):
+    """(the wheel pip built, the wheel auditwheel repaired): one build per test module."""
+    built = cuda_wheel.build_wheel(tmp_path_factory.mktemp("dist"), tmp_path_factory.mktemp("cmake"))
+    out = tmp_path_factory.mktemp("repaired")
+    cuda_wheel.repair_wheel(built, out)
+    (repaired,) = out.glob("*.whl")
+    return built, repaired
+
+
+@pytest.fixture(scope="module")
+def library(wheels, tmp_path_factory):
+    return cuda_wheel.extract_library(wheels[1], tmp_path_factory.mktemp("library"))
+
+
+@pytest.fixture(scope="module", params=[cuda_wheel.OLDEST, cuda_wheel.NEWEST])
+def venv(request, wheels, tmp_path_factory):
+    """(tvm_ffi version, Python) of a fresh venv with that apache-tvm-ffi, numpy and the wheel."""
+    version = request.param
+    python = cuda_wheel.fresh_venv(tmp_path_factory.mktemp(f"venv-{version}"),
+                                   f"apache-tvm-ffi=={version}", "numpy", wheels[1])
+    return version, python
+
+
+def test_sass_for_three_architectures_and_ptx_for_the_newest(library):
+    assert gpu_architectures(library) == {"sass": ["sm_80", "sm_90", "sm_100"], "ptx": ["sm_100"]}
+
+
+def test_repaired_wheel_is_manylinux_py3_and_bundles_no_runtime(wheels):
+    built, repaired = wheels
+    assert built.name == "gpukernels-0.1.0-py3-none-linux_x86_64.whl"
+    assert re.fullmatch(r"gpukernels-0\.1\.0-py3-none-manylinux_2_\d+_x86_64\.whl", repaired.name), repaired.name
+    names = zipfile.ZipFile(repaired).namelist()
+    assert cuda_wheel.LIBRARY in names and "gpukernels/__init__.py" in names
+    assert not [n for n in names if "libtvm_ffi" in n or "libcudart" in n or n.endswith(".libs/")], names
+
+
+def test_library_needs_tvm_ffi_but_no_python_and_no_cuda_library(library):
+    section = cuda_wheel.dynamic_section(library)
+    assert "libtvm_ffi.so" in section["NEEDED"]
+    assert not [n for n in section["NEEDED"] if n.startswith(("libpython", "libcudart", "libcuda"))], section
+    assert section["RPATH"] == section["RUNPATH"] == []
+
+
+def test_without_exclude_auditwheel_bundles_a_second_tvm_ffi(wheels, tmp_path):
+    """What --exclude prevents: with libtvm_ffi.so findable, auditwheel copies it into the wheel."""
+    import tvm_ffi.libinfo
+
+    lib_dir = Path(tvm_ffi.libinfo.find_libtvm_ffi()).parent
+    env_python = [sys.executable, "-m", "auditwheel", "repair", "-w", tmp_path, wheels[0]]
+    done = subprocess.run([str(c) for c in env_python], capture_output=True, text=True,
+                          env={"PATH": f"{Path(sys.executable).parent}:/usr/bin:/bin", "LD_LIBRARY_PATH": str(lib_dir)})
+    assert done.returncode == 0, done.stderr
+    (grafted,) = tmp_path.glob("*.whl")
+    assert [n for n in zipfile.ZipFile(grafted).namelist() if n.startswith("gpukernels.libs/libtvm_ffi-")]
+
+
+def test_metadata_asks_for_a_range_of_tvm_ffi(wheels):
+    metadata = zipfile.ZipFile(wheels[1]).read("gpukernels-0.1.0.dist-info/METADATA").decode()
+    assert "Requires-Dist: apache-tvm-ffi<0.2,>=0.1.0" in metadata
+    assert cuda_wheel.OLDEST == "0.1.0"  # the lower bound of the range is the release tested
+
+
+def test_vendored_helpers_are_the_cookbooks():
+    """Every function a vendored header declares is declared the same way in the cookbook's header."""
+    signature = re.compile(r"^inline \w+ \w+\([^)]*\)", re.M)
+    vendored = HERE / "template" / "third_party" / "ffi_cookbook"
+    assert sorted(p.name for p in vendored.iterdir()) == ["check.h", "launch.h", "stream.h"]
+    for header in vendored.iterdir():
+        original = (include_dir_for(HERE) / "ffi_cookbook" / header.name).read_text()
+        declared = signature.findall(header.read_text())
+        assert declared and set(declared) <= set(signature.findall(original)), header.name
+
+
+def test_runs_in_fresh_venv(venv):
+    version, python = venv
+    done = cuda_wheel.run([python, "-I", "-c", cuda_wheel.CHECK_IN_VENV], cwd=python.parents[2])
+    assert done.stdout.startswith(f"tvm_ffi {version} scale on the CPU: [[-0.0, -1.5, -3.0], [-4.5, -6.0, -7.5]]")
+    assert "scale_cuda: ValueError: argument 'x': expected a tensor on cuda" in done.stdout
+
+
+def test_every_imported_tvm_ffi_function_exists_in_the_venvs_tvm_ffi(library, venv):
+    version, python = venv
+    imports = cuda_wheel.tvm_ffi_imports(library)
+    assert "TVMFFIErrorSetRaised" in imports and "TVMFFIEnvGetStream" in imports
+    libtvm_ffi = cuda_wheel.site_packages(python) / "tvm_ffi" / "lib" / "libtvm_ffi.so"
+    assert set(imports) <= cuda_wheel.exported_functions(libtvm_ffi), version
+
+
+@needs_cuda
+def test_launches_on_this_gpu(wheels, tmp_path):
+    """On a GPU: the wheel's kernel runs on this GPU, from SASS for sm_80/90/100, from PTX beyond."""
+    import torch
+
+    major, minor = torch.cuda.get_device_capability()
+    arch = major * 10 + minor
+    assert arch >= 80, f"the wheel has code for sm_80 and newer, this GPU is sm_{arch}"
+    cuda_wheel.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target", tmp_path, wheels[1]])
+    sys.path.insert(0, str(tmp_path))
+    try:
+        import gpukernels
+
+        x = torch.randn(1000, device="cuda")
+        y = torch.empty_like(x)
+        gpukernels.scale(x, y, 3.0)
+        torch.testing.assert_close(y, 3.0 * x)
+        assert gpukernels.cuda_device_count() == torch.cuda.device_count()
+    finally:
+        sys.path.remove(str(tmp_path))
