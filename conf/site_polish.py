@@ -8,6 +8,10 @@ and element ids that are unique on their page.
 - breathe gives every "Public Members"/"Public Functions" heading of the API page the same id;
   the second and later copies of an id on a page get a ``-2``, ``-3`` suffix.
 - breathe puts each overload of a function in the page contents; one line per name is kept.
+- ``FFI_COOKBOOK_REPOSITORY`` (a repository URL; ``FFI_COOKBOOK_BRANCH`` and, for a host other
+  than GitHub, GitLab or Bitbucket, ``FFI_COOKBOOK_REPOSITORY_PROVIDER``) turns on the theme's
+  repository and edit buttons and the ``{clone-command}`` block of the get-started page. Unset (as
+  in CI), the site names no repository.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ import subprocess
 from importlib import metadata
 
 from docutils import nodes
+from sphinx.util.docutils import SphinxDirective
 
 
 def _version(dist: str) -> str:
@@ -105,7 +110,65 @@ def _one_contents_line_per_name(app, doctree):
         seen.add(key)
 
 
+REPOSITORY_ENV = "FFI_COOKBOOK_REPOSITORY"
+
+
+def repository() -> dict[str, str]:
+    """The configured repository: url, branch and provider (empty when none is configured)."""
+    url = os.environ.get(REPOSITORY_ENV, "").strip().rstrip("/")
+    if not url:
+        return {}
+    return {"url": url, "branch": os.environ.get("FFI_COOKBOOK_BRANCH", "main"),
+            "provider": os.environ.get("FFI_COOKBOOK_REPOSITORY_PROVIDER", "")}
+
+
+def repository_theme_options() -> dict:
+    """sphinx-book-theme options for the repository and edit buttons (none without a repository)."""
+    repo = repository()
+    if not repo:
+        return {}
+    # The theme reads the last two parts of the URL as owner and name; "name.git" would end up in
+    # the edit links.
+    options = {"repository_url": re.sub(r"\.git$", "", repo["url"]), "repository_branch": repo["branch"],
+               "path_to_docs": "docs", "use_repository_button": True, "use_edit_page_button": True}
+    if repo["provider"]:
+        options["repository_provider"] = repo["provider"]
+    return options
+
+
+def clone_commands() -> str:
+    """The get-started page's clone command for the configured repository ('' without one)."""
+    repo = repository()
+    if not repo:
+        return ""
+    folder = re.sub(r"\.git$", "", repo["url"].rsplit("/", 1)[-1]) or "ffi-cookbook"
+    return f"git clone --branch {repo['branch']} {repo['url']}\ncd {folder}"
+
+
+class CloneCommand(SphinxDirective):
+    """``{clone-command}``: the clone command for FFI_COOKBOOK_REPOSITORY, or nothing."""
+
+    def run(self) -> list[nodes.Node]:
+        self.env.note_dependency(__file__)
+        commands = clone_commands()
+        if not commands:
+            return []
+        block = nodes.literal_block(commands, commands, language="bash")
+        # The snippet checker runs shell blocks offline; a clone needs the network.
+        block["snippet_pseudo"] = "needs the network: it clones the repository this site was built from"
+        return [block]
+
+
+def _theme_options(app, config):
+    config.html_theme_options = {**config.html_theme_options, **repository_theme_options()}
+
+
 def setup(app):
+    # A config value, so that a change of the repository rebuilds every page (environment variables
+    # alone are not part of Sphinx's saved state).
+    app.add_config_value("ffi_cookbook_repository", repr(sorted(repository().items())), "env")
+    app.connect("config-inited", _theme_options)
+    app.add_directive("clone-command", CloneCommand)
     # Before Sphinx's own doctree-read handler (priority 500) builds the page contents.
     app.connect("doctree-read", _one_contents_line_per_name, priority=400)
     app.connect("doctree-resolved", _unique_ids)
