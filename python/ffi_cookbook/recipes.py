@@ -328,6 +328,8 @@ def _role(match: re.Match, folder: Path) -> str:
     if role == "math":
         return f"${text}$"
     explicit = _EXPLICIT_TITLE.match(text)
+    if role.startswith("cpp:"):  # a C++ name linked to the API page: stays code, without the link
+        return f"`{explicit['title'] if explicit else text}`"
     if explicit:
         return explicit["title"]
     if role == "doc":  # a page named by its path: name the recipe folder instead
