@@ -8,6 +8,7 @@ its own.
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 import zipfile
@@ -86,17 +87,35 @@ def exported_functions(library: Path) -> set[str]:
 
 
 # [fresh_venv.begin]
-def fresh_venv(folder: Path, *requirements: str | Path) -> Path:
-    """A new venv at ``folder`` with ``requirements`` installed; its Python.
+def fresh_venv(folder: Path, *requirements: str | Path, base: Path | None = None) -> Path:
+    """A new venv at ``folder`` of CPython ``base`` (this one by default), with ``requirements``; its Python.
 
     The venv is made without pip; this interpreter's pip installs into it
     (``pip --python``), reusing pip's cache, so that a venv takes seconds.
     """
-    run([sys.executable, "-m", "venv", "--without-pip", folder])
+    run([base or sys.executable, "-m", "venv", "--without-pip", folder])
     python = Path(folder) / "bin" / "python"
-    run([sys.executable, "-m", "pip", "--python", python, "install", "-q", *requirements])
+    run([sys.executable, "-m", "pip", "--python", python, "install", "-q", "--no-compile", *requirements])
     return python
 # [fresh_venv.end]
+
+
+def other_cpython() -> Path | None:
+    """The newest CPython 3.9+ of another minor version than this one, if this machine has one.
+
+    Looked for as ``python3.N`` on PATH and among pyenv's versions; None when there is none.
+    """
+    candidates = [shutil.which(f"python3.{minor}") for minor in range(9, 15)]
+    candidates += sorted(Path.home().glob(".pyenv/versions/3.*/bin/python3"))
+    found = {}
+    for candidate in filter(None, candidates):
+        done = subprocess.run([str(candidate), "-c", "import sys; print(sys.implementation.name, *sys.version_info[:2])"],
+                              capture_output=True, text=True)
+        if done.returncode == 0:
+            name, major, minor = done.stdout.split()
+            if name == "cpython" and (int(major), int(minor)) >= (3, 9) and int(minor) != sys.version_info.minor:
+                found.setdefault(int(minor), Path(candidate))
+    return found[max(found)] if found else None
 
 
 def site_packages(python: Path) -> Path:

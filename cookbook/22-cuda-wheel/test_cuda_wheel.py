@@ -104,6 +104,19 @@ def test_runs_in_fresh_venv(venv):
     assert "scale_cuda: ValueError: argument 'x': expected a tensor on cuda" in done.stdout
 
 
+def test_same_wheel_runs_under_another_cpython(wheels, tmp_path):
+    """The py3-none wheel, unchanged, under a CPython of another minor version (with tvm_ffi's oldest)."""
+    other = cuda_wheel.other_cpython()
+    if other is None:
+        pytest.skip("needs a second CPython 3.9+ (python3.N on PATH or in pyenv)")
+    python = cuda_wheel.fresh_venv(tmp_path / "venv", f"apache-tvm-ffi=={cuda_wheel.OLDEST}", "numpy", wheels[1],
+                                   base=other)
+    done = cuda_wheel.run([python, "-I", "-c",
+                           "import sys; print(*sys.version_info[:2]);" + cuda_wheel.CHECK_IN_VENV], cwd=tmp_path)
+    assert done.stdout.split("\n")[0] != f"{sys.version_info.major} {sys.version_info.minor}"
+    assert f"tvm_ffi {cuda_wheel.OLDEST} scale on the CPU" in done.stdout
+
+
 def test_every_imported_tvm_ffi_function_exists_in_the_venvs_tvm_ffi(library, venv):
     version, python = venv
     imports = cuda_wheel.tvm_ffi_imports(library)
