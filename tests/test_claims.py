@@ -144,7 +144,7 @@ def test_gallery_badges_follow_the_sources():
     assert by_name["01-add-one"] == "cuda"  # add_one_cuda.cu
     assert by_name["07-nvshmem"] == "multi"  # ring_nvshmem.cu
     for recipe in recipes.recipes():
-        has_cuda = any(recipe.folder.glob("*.cu"))
+        has_cuda = any(recipe.folder.rglob("*.cu"))  # recipe 22's are in its template/src/
         assert (by_name[recipe.name] == "cpu") == (not has_cuda), recipe.name
 
 
