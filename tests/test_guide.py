@@ -1,6 +1,8 @@
-"""Behaviour claimed by docs/guides/kernel-library.md, checked without the notebook.
+"""Behaviour claimed by the kernel library guide, checked without its notebooks.
 
-Builds docs/guides/code (the same CMake project the page builds) and asserts
+The guide is three pages (docs/guides/kernel-library.md, kernel-library-tensors.md,
+kernel-library-memory.md). This file builds docs/guides/code (the CMake project
+each of those pages builds) and asserts
 return types, error types and messages, stream read-back, DLPack ownership and
 the module-lifetime hazard against the pinned apache-tvm-ffi.
 """
