@@ -60,6 +60,12 @@ def test_repaired_wheel_is_manylinux_py3_and_bundles_no_runtime(wheels):
     assert not [n for n in names if "libtvm_ffi" in n or "libcudart" in n or n.endswith(".libs/")], names
 
 
+def test_manylinux_tag_is_the_newest_glibc_version_the_library_uses(wheels, library):
+    undefined = cuda_wheel.run(["nm", "-D", "--undefined-only", library]).stdout
+    major, minor = max((int(a), int(b)) for a, b in re.findall(r"@GLIBC_(\d+)\.(\d+)\b", undefined))
+    assert wheels[1].name.endswith(f"-manylinux_{major}_{minor}_x86_64.whl"), (wheels[1].name, major, minor)
+
+
 def test_library_needs_tvm_ffi_but_no_python_and_no_cuda_library(library):
     section = cuda_wheel.dynamic_section(library)
     assert "libtvm_ffi.so" in section["NEEDED"]
