@@ -328,7 +328,8 @@ def _role(match: re.Match, folder: Path) -> str:
     if role == "math":
         return f"${text}$"
     explicit = _EXPLICIT_TITLE.match(text)
-    if role.startswith("cpp:"):  # a C++ name linked to the API page: stays code, without the link
+    if role.startswith(("cpp:", "py:")):  # a C++ name linked to the API page, or a Python name
+        # linked to its project's docs (intersphinx): stays code, without the link
         return f"`{explicit['title'] if explicit else text}`"
     if explicit:
         return explicit["title"]
