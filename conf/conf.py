@@ -34,6 +34,7 @@ extensions = [
     "gpu_runs",  # a note on each page whose notebook also ran on a GPU (docs/gpu-runs/data)
     "recipe_gallery",  # the cookbook index's cards, one per recipe folder
     "site_polish",  # footer: versions built with; unique ids; one contents line per overload
+    "links_out",  # intersphinx to Python, NumPy, PyTorch, JAX from conf/inventories (offline)
 ]
 # Written by `make snippets` (python -m tools.snippets); rendered by {snippet-report}.
 snippets_report = str(BUILD / "snippets" / "report.json")
