@@ -44,7 +44,7 @@ def prose_lines(path: Path):
 
 def pages() -> list[Path]:
     return (sorted((ROOT / "cookbook").glob("*/notebook.md")) + [ROOT / "cookbook" / "index.md"]
-            + sorted(p for section in ("concepts",) for p in (ROOT / "docs" / section).glob("*.md"))
+            + sorted(p for section in ("concepts", "guides") for p in (ROOT / "docs" / section).glob("*.md"))
             + [ROOT / "docs" / "get-started.md", ROOT / "docs" / "index.md"])
 
 
