@@ -24,6 +24,7 @@ _LEARN = re.compile(r"\*\*You will learn\*\*\s+(.*?)(?:\n\s*\n|$)", re.S)
 BADGES = {"cpu": ("bdg-success", "CPU only"), "cuda": ("bdg-primary", "CUDA GPU"),
           "multi": ("bdg-warning", "several GPUs")}
 MAX_TEACHES = 150
+_ROLE_NAME = re.compile(r"\{[\w:-]+\}(?=`)")  # a MyST role's name, before its backquoted text
 
 
 def needs(recipe: recipes.Recipe) -> str:
@@ -38,8 +39,14 @@ def needs(recipe: recipes.Recipe) -> str:
 def _split_outside_code(text: str) -> str:
     """``text`` up to its first ":", ";" or sentence end that is not inside inline code."""
     in_code = False
+    skip_to = 0
     for i, char in enumerate(text):
-        if char == "`":
+        if i < skip_to:
+            continue
+        role = _ROLE_NAME.match(text, i) if char == "{" and not in_code else None
+        if role:  # "{py:func}`x`": the role's name is not a clause end
+            skip_to = role.end()
+        elif char == "`":
             in_code = not in_code
         elif not in_code and (char in ":;" or (char == "." and (i + 1 == len(text) or text[i + 1] == " "))):
             return text[:i]

@@ -133,6 +133,8 @@ def test_gallery_has_a_card_for_every_recipe_folder():
         body = card.split("\n\n", 1)[1]
         teaches, footer = body.split(":::{card-footer}\n")
         assert teaches.strip(), card
+        # whole inline code and roles: an odd number of backquotes or a role cut after "{py" breaks the card
+        assert teaches.count("`") % 2 == 0 and not re.search(r"\{[\w:-]*$", teaches.split("`")[-1]), card
         assert re.fullmatch(r"\{bdg-\w+\}`(CPU only|CUDA GPU|several GPUs)`", footer.split("\n")[0]), card
 
 
