@@ -1,7 +1,8 @@
 """Sphinx configuration for the TVM FFI Kernel Cookbook.
 
 Built by `make docs` as `sphinx-build -c conf docs _build/html -W --keep-going -n`.
-The build runs offline: no intersphinx, no remote assets. Doxygen XML of
+The build runs offline: intersphinx reads local inventories (conf/inventories,
+conf/links_out.py) and there are no remote assets. Doxygen XML of
 include/ffi_cookbook is produced by the Makefile before Sphinx runs.
 """
 
