@@ -13,21 +13,11 @@ import re
 import subprocess
 from pathlib import Path
 
-import nvidia
 import tvm_ffi.cpp
 from ffi_cookbook.build import include_dir_for
+from ffi_cookbook.testing import nvidia_wheel_file
 
 HERE = Path(__file__).resolve().parent
-
-
-def _wheel_file(relative: str) -> Path:
-    """A file under nvidia/cu13/ of any installed NVIDIA wheel (``nvidia`` is a namespace package)."""
-    for folder in nvidia.__path__:
-        path = Path(folder) / "cu13" / relative
-        if path.is_file():
-            return path
-    raise FileNotFoundError(f"nvidia/cu13/{relative}: install the NVIDIA wheel that ships it "
-                            "(see requirements.txt)")
 
 
 # [nvrtc_compile.begin]
@@ -35,7 +25,7 @@ def nvrtc_compile(source: str, arch: str, name: str = "kernel.cu") -> bytes:
     """The cubin NVRTC makes of ``source`` for ``arch`` (e.g. "sm_90"); RuntimeError with the log."""
     if not re.fullmatch(r"sm_\d{2,3}a?", arch):
         raise ValueError(f"arch: expected a real architecture such as 'sm_90', got {arch!r}")
-    nvrtc = ctypes.CDLL(str(_wheel_file("lib/libnvrtc.so.13")))
+    nvrtc = ctypes.CDLL(str(nvidia_wheel_file("lib/libnvrtc.so.13")))
     program = ctypes.c_void_p()
     _check(nvrtc, nvrtc.nvrtcCreateProgram(ctypes.byref(program), source.encode(), name.encode(),
                                            0, None, None), "nvrtcCreateProgram")
@@ -65,7 +55,7 @@ def _check(nvrtc, status: int, call: str) -> None:
 
 
 def nvrtc_version() -> str:
-    nvrtc = ctypes.CDLL(str(_wheel_file("lib/libnvrtc.so.13")))
+    nvrtc = ctypes.CDLL(str(nvidia_wheel_file("lib/libnvrtc.so.13")))
     major, minor = ctypes.c_int(), ctypes.c_int()
     nvrtc.nvrtcVersion(ctypes.byref(major), ctypes.byref(minor))
     return f"{major.value}.{minor.value}"
@@ -74,7 +64,7 @@ def nvrtc_version() -> str:
 # [cuobjdump_contents.begin]
 def cuobjdump(*args: str | Path) -> str:
     """Run the wheel's cuobjdump; its output."""
-    command = [str(_wheel_file("bin/cuobjdump")), *map(str, args)]
+    command = [str(nvidia_wheel_file("bin/cuobjdump")), *map(str, args)]
     return subprocess.run(command, capture_output=True, text=True, check=True).stdout
 
 
