@@ -9,6 +9,7 @@ in every Python process. Any sanitizer report fails the run.
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import re
 import subprocess
@@ -26,13 +27,36 @@ def gcc_runtime(name: str) -> str:
                           check=True).stdout.strip()
 
 
+def rpath_dlopen_folders() -> list[str]:
+    """Folders of libraries that other libraries dlopen by bare name through their RPATH.
+
+    ASan intercepts ``dlopen``, so glibc sees libasan as the caller and searches
+    libasan's RPATH instead of the calling library's (google/sanitizers#1219,
+    llvm.org/PR27790). NVRTC (recipe 20, the nvidia-cuda-nvrtc wheel) loads
+    ``libnvrtc-builtins.so.13.*`` that way from ``$ORIGIN`` and then fails with
+    "failed to open libnvrtc-builtins"; LD_LIBRARY_PATH is searched whoever the
+    caller is, so the run puts that one folder on it.
+    """
+    spec = importlib.util.find_spec("nvidia")
+    folders = spec.submodule_search_locations if spec else []
+    return sorted({str(p.parent) for f in folders for p in Path(f).glob("*/lib/libnvrtc-builtins.so*")})
+
+
 def sanitizer_env(build: Path) -> dict:
     """The environment of the run: sanitized builds found first, runtimes for Python only."""
+    # An empty LD_LIBRARY_PATH entry would mean the current folder: join only what is there.
+    library_path = os.pathsep.join(rpath_dlopen_folders() + [p for p in [os.environ.get("LD_LIBRARY_PATH")] if p])
     return dict(
         os.environ,
+        **({"LD_LIBRARY_PATH": library_path} if library_path else {}),
         FFI_COOKBOOK_BUILD_DIR=str(build),
         FFI_COOKBOOK_LIBRARY=str(build / "runtime" / "libffi_cookbook.so"),
         FFI_COOKBOOK_SANITIZER_PRELOAD=f"{gcc_runtime('libasan.so')}:{gcc_runtime('libubsan.so')}",
+        # Python objects in malloc'd memory, where LeakSanitizer looks for pointers. With
+        # CPython's own allocator they live in mmap'd arenas that LeakSanitizer does not scan,
+        # so anything a live Python object owns at exit (a tvm_ffi Function, Module or Error
+        # held by a global, a cached exception) was reported as leaked from libtvm_ffi.so.
+        PYTHONMALLOC="malloc",
         PYTHONPATH=os.pathsep.join([str(HERE), str(ROOT)] + [p for p in [os.environ.get("PYTHONPATH")] if p]),
         # allocator_may_return_null: a huge request fails like malloc does (the kernels must
         # raise). malloc_context_size=3: leak stacks hold the allocation site and two callers,
