@@ -24,6 +24,9 @@ def verify(ctx: Context, blocks: list[Block], executed: dict) -> None:
     known_commands = None
     for block in blocks:
         verifier = languages.get(block.language)
+        block.verifier = verifier or ""
+        if not block.pseudo and block.kind != "include" and verifier in ("c", "cpp", "cuda", "cmake"):
+            block.tool = "cmake" if verifier == "cmake" else ctx.config["compile"][verifier][0]
         if block.pseudo:
             block.status, block.detail = "exempt", f"pseudo-code: {block.pseudo}"
         elif verifier == "text":
@@ -70,7 +73,7 @@ def main(argv: list[str] | None = None) -> int:
     blocks, executed = collect(args.doctrees or root / "_build" / "doctrees", root)
     verify(ctx, blocks, executed)
     problems = lint(root, args.srcdir or root / "docs", ctx.config.get("markers", {}).get("exclude", []))
-    line = report.write(blocks, problems, ctx.out, time.perf_counter() - start)
+    line = report.write(blocks, problems, ctx.out, time.perf_counter() - start, ctx.root)
     return 0 if " 0 unverified" in line else 1
 
 

@@ -27,6 +27,9 @@ class Block:
     status: str = "unverified"  # verified | unverified | exempt | text
     detail: str = ""
     where: str = field(default="")  # "page:line" used in messages
+    index: int = 0  # position among the page's literal blocks (cell outputs skipped), for labels
+    verifier: str = ""  # the verifier its language maps to (conf/snippets.toml [languages])
+    tool: str = ""  # the compiler (or cmake) that verified it, as called; the report names its version
 
     def fail(self, why: str) -> None:
         self.status, self.detail = "unverified", why
@@ -67,6 +70,13 @@ def _doxygen_origin(root: Path, text: str) -> str | None:
     return None
 
 
+def page_blocks(tree: nodes.Node) -> list[nodes.literal_block]:
+    """The literal blocks of a page that the checker verifies, in order: cell outputs are
+    skipped. A block's position in this list is its ``index`` in the report, which is how
+    the site's verification labels (conf/snippet_labels.py) find it again."""
+    return [node for node in tree.findall(nodes.literal_block) if _in_cell(node) != "output"]
+
+
 def collect(doctrees: Path, root: Path) -> tuple[list[Block], dict]:
     """All literal blocks of every page, plus myst-nb's execution record per page."""
     env = pickle.loads((doctrees / "environment.pickle").read_bytes())
@@ -77,15 +87,13 @@ def collect(doctrees: Path, root: Path) -> tuple[list[Block], dict]:
         tree = pickle.loads(path.read_bytes())
         source = Path(env.doc2path(docname))
         previous: Block | None = None
-        for node in tree.findall(nodes.literal_block):
+        for index, node in enumerate(page_blocks(tree)):
             language = node.get("language") or ""
             cell = _in_cell(node)
-            if cell == "output":
-                continue
             text = node.astext()
             included = node.get("source")
             block = Block(page=docname, source=source, line=node.line, language=language,
-                          kind="inline", text=text)
+                          kind="inline", text=text, index=index)
             if cell == "input":
                 block.kind = "cell"
             elif _in_doxygen(node):

@@ -38,6 +38,7 @@ def _newer(product: Path, source: Path) -> bool:
 class Evidence:
     def __init__(self, root: Path):
         self.root = root
+        self.compilers: dict[Path, str] = {}  # object file -> its compiler as called (filled by `objects`)
 
     @cached_property
     def build_dirs(self) -> list[Path]:
@@ -70,6 +71,7 @@ class Evidence:
                 output = entry.get("output") or _output_from_command(entry)
                 if output:
                     table.setdefault(source, []).append((directory / output).resolve())
+                    self.compilers[(directory / output).resolve()] = _compiler(entry)
         return table
 
     @cached_property
@@ -141,18 +143,23 @@ class Evidence:
         suffix = path.suffix.lower()
         if suffix in SOURCES:
             objects = self.objects.get(path, [])
-            if any(_newer(o, path) for o in objects):
+            fresh = [o for o in objects if _newer(o, path)]
+            if fresh:
+                block.tool = self.compilers.get(fresh[0], "")
                 return block.ok(f"{shown} is compiled by a build (compile_commands.json, object up to date)")
             why = "its object is older than the source: rebuild" if objects else "no build compiles it"
             return block.fail(f"{shown}: {why}")
         if suffix in HEADERS:
             user = self.header_deps.get(path)
             if user is not None and _newer(user, path):
+                self.objects  # noqa: B018  (reads the compile commands: fills self.compilers)
+                block.tool = self.compilers.get(user, "")
                 return block.ok(f"{shown} is included by a compiled object ({user.name})")
             return block.fail(f"{shown}: no compiled object includes it (or its object is stale)")
         if path.name == "CMakeLists.txt" or suffix == ".cmake":
             ninja = self.cmake_inputs.get(path)
             if ninja is not None and _newer(ninja, path):
+                block.tool = "cmake"
                 return block.ok(f"{shown} is read by a configured CMake build")
             return block.fail(f"{shown}: no configured CMake build reads it (or the build is stale)")
         if path.name == "pyproject.toml":
@@ -172,6 +179,17 @@ class Evidence:
 def _imports(module: str) -> re.Pattern:
     """`import m`, `from m import ...`, or loading it by file name ("m.py")."""
     return re.compile(rf"^\s*(?:from\s+{module}\s+import|import\s+{module}\b)|[\"']{module}\.py[\"']", re.M)
+
+
+def _compiler(entry: dict) -> str:
+    """The compiler of a compile command, past a launcher (``env VAR=... ccache``)."""
+    args = entry.get("arguments") or entry.get("command", "").split()
+    for arg in args:
+        name = Path(arg).name
+        if name == "env" or "=" in arg or name.startswith("ccache") or arg.startswith("env;"):
+            continue
+        return arg
+    return ""
 
 
 def _output_from_command(entry: dict) -> str | None:
