@@ -29,6 +29,7 @@ extensions = [
     "sphinx_copybutton",
     "sphinx_design",
     "tools.snippets.sphinx_ext",  # {snippet} blocks and the snippet report page
+    "snippet_labels",  # under each code block, how the snippet checker verified it (its report)
     "notebook_sources",  # re-execute a notebook when a source file beside it changes
     "parallel_notebooks",  # execute notebooks a few at a time before the pages are read
     "recipe_downloads",  # recipe zips and notebooks, page code zips (ffi_cookbook.recipes)

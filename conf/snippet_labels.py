@@ -1,0 +1,149 @@
+"""A small label under every code block saying how the snippet checker verified it.
+
+``make snippets`` (``python -m tools.snippets``) writes ``report.json``, with one row per
+code block of each page: its position among the page's blocks (``index``), its line and
+language, and what the check did (``how``: executed, compiled, compiled-and-ran,
+configured, built, tested, linked, ran, pseudo, unverified) with the tool that did it
+(``g++ 12.2``, ``nvcc 13.0``). This extension reads that report when pages are written
+and puts the label under each block that has a row, for example "compiled with
+g++ 12.2 against the tvm_ffi headers", "compiled with nvcc 13.0 (not run: no GPU)",
+"ran when the site was built" or "pseudo-code: <reason>". A block without a row (the
+report is missing, or older than the page) gets no label: a label is never guessed.
+
+The Makefile builds the site, runs the checker, then runs Sphinx again: in that second
+pass ``env-updated`` names every page whose rows changed, so those pages are written
+again with their labels, without being read or executed again.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from functools import lru_cache
+from pathlib import Path
+
+from docutils import nodes
+
+from tools.snippets.collect import _in_cell, page_blocks
+
+CSS = """\
+/* Verification labels under code blocks (conf/snippet_labels.py). */
+p.snippet-label {
+  margin: -0.6rem 0 1rem;
+  font-size: 0.75rem;
+  line-height: 1.3;
+  color: var(--pst-color-text-muted);
+  text-align: right;
+  overflow-wrap: anywhere;
+}
+div.cell_input p.snippet-label { margin: 0.15rem 0.5rem 0.25rem; }
+p.snippet-label-unverified { color: var(--pst-color-danger); }
+"""
+
+
+def read_report(path: str) -> dict | None:
+    """The checker's report, or None when there is none (read once per version of the file)."""
+    file = Path(path) if path else None
+    if file is None or not file.is_file():
+        return None
+    return _parsed(str(file), file.stat().st_mtime_ns)
+
+
+@lru_cache(maxsize=2)
+def _parsed(path: str, mtime_ns: int) -> dict | None:
+    try:
+        return json.loads(Path(path).read_text())
+    except (OSError, ValueError):
+        return None
+
+
+def label(row: dict, gpu_visible: bool) -> str | None:
+    """The words under a block, from its report row alone; None when the row says too little."""
+    how, tool, kind = row.get("how"), row.get("tool") or "", row.get("kind")
+    with_tool = f" with {tool}" if tool else ""
+    compared = ", output compared" if row.get("output_compared") else ""
+    cuda = row.get("verifier") == "cuda" or row.get("file", "").endswith(".cu") or tool.startswith("nvcc")
+    not_run = (" (not run: no GPU)" if not gpu_visible else " (compiled only, not run)") if cuda else ""
+    if how == "executed":
+        return "ran when the site was built" + compared
+    if how == "compiled":
+        if kind == "include":
+            return f"compiled{with_tool} in a build of the cookbook{not_run}"
+        if kind == "doxygen":
+            return f"compiled{with_tool} inside a test harness{not_run}"
+        return f"compiled{with_tool} against the tvm_ffi headers{not_run}"
+    if how == "compiled-and-ran":
+        return f"compiled{with_tool} and ran{compared}"
+    if how == "configured":
+        if kind == "include":
+            return f"read by a configured CMake build{f' ({tool})' if tool else ''}"
+        return f"configured{with_tool} in a scratch project"
+    if how == "built":
+        return "built by scikit-build-core"
+    if how == "tested":
+        user = re.search(r"imported by (\S+), a test module", row.get("detail", ""))
+        return f"imported by {user.group(1)}, run by the test suite" if user else "a test module the test suite runs"
+    if how == "linked":
+        detail = row.get("detail", "")
+        return ("not run here: " + detail[0].lower() + detail[1:]) if detail else None
+    if how == "ran":
+        return "ran in a scratch folder" + compared
+    if how == "pseudo":
+        return row.get("detail") or None
+    if how == "unverified":
+        return "not verified: " + row.get("detail", "")
+    return None
+
+
+def _rows_digest(rows: list[dict], gpu_visible: bool) -> str:
+    return hashlib.sha256(json.dumps([rows, gpu_visible], sort_keys=True).encode()).hexdigest()
+
+
+def pages_to_rewrite(app, env) -> list[str]:
+    """Pages whose labels changed since they were last written (a new report, usually)."""
+    report = read_report(app.config.snippets_report) or {"pages": {}}
+    gpu = bool(report.get("gpu_visible"))
+    before = getattr(env, "snippet_label_digests", {})
+    now = {page: _rows_digest(rows, gpu) for page, rows in report["pages"].items() if page in env.found_docs}
+    env.snippet_label_digests = now
+    return sorted(page for page in set(before) | set(now) if before.get(page) != now.get(page)
+                  and page in env.found_docs)
+
+
+def add_labels(app, doctree, docname: str) -> None:
+    report = read_report(app.config.snippets_report)
+    if not report or docname not in report.get("pages", {}):
+        return
+    rows = {row["index"]: row for row in report["pages"][docname] if "index" in row}
+    blocks = page_blocks(doctree)
+    for index, node in enumerate(blocks):
+        row = rows.get(index)
+        # The row must be this block: same line and language, or the report is older than the page.
+        if row is None or row.get("page_line") != node.line or row.get("language") != (node.get("language") or "(none)"):
+            continue
+        text = label(row, bool(report.get("gpu_visible")))
+        if not text:
+            continue
+        tag = nodes.paragraph("", text, classes=["snippet-label", f"snippet-label-{row['how']}"])
+        anchor = node
+        if _in_cell(node) is None and isinstance(node.parent, nodes.container) \
+                and "literal-block-wrapper" in node.parent.get("classes", []):
+            anchor = node.parent  # after the caption's wrapper, not inside it
+        anchor.parent.insert(anchor.parent.index(anchor) + 1, tag)
+
+
+def write_css(app, exception) -> None:
+    if exception is None and app.builder.format == "html":
+        static = Path(app.outdir) / "_static"
+        static.mkdir(parents=True, exist_ok=True)
+        (static / "snippet-labels.css").write_text(CSS)
+
+
+def setup(app):
+    app.setup_extension("tools.snippets.sphinx_ext")  # the snippets_report setting
+    app.add_css_file("snippet-labels.css")
+    app.connect("env-updated", pages_to_rewrite)
+    app.connect("doctree-resolved", add_labels)
+    app.connect("build-finished", write_css)
+    return {"parallel_read_safe": True, "parallel_write_safe": True}

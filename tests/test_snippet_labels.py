@@ -1,0 +1,221 @@
+"""Every code block on a built page carries the label of its snippet report row (conf/snippet_labels.py).
+
+A fixture site (tests/snippets_fixture, its good page) is built, checked by the snippet
+checker, and built again as the Makefile does: the labels appear in the second pass, one
+per report row, in the page's order; before the checker ran there is none, and a report
+older than the page gives none. On the built site (`make docs`), every page's labels
+equal the labels of its report rows, and no CUDA block that was only compiled reads as
+if it ran.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import os
+import pickle
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from docutils import nodes
+
+ROOT = Path(__file__).resolve().parents[1]
+FIXTURE = ROOT / "tests" / "snippets_fixture"
+BUILD = Path(os.environ.get("FFI_COOKBOOK_BUILD_DIR") or ROOT / "_build")
+LABEL = re.compile(r'<p class="snippet-label snippet-label-([\w-]+)">(.*?)</p>', re.S)
+
+sys.path.insert(0, str(ROOT / "conf"))
+try:
+    import snippet_labels
+finally:
+    sys.path.remove(str(ROOT / "conf"))
+
+
+def labels_in(page: Path) -> list[tuple[str, str]]:
+    """(how, text) of every label on a built page, in page order."""
+    return [(how, html.unescape(text)) for how, text in LABEL.findall(page.read_text())]
+
+
+def expected_labels(report: dict, page: str) -> list[tuple[str, str]]:
+    rows = sorted(report["pages"].get(page, []), key=lambda r: r["index"])
+    return [(r["how"], text) for r in rows if (text := snippet_labels.label(r, report["gpu_visible"]))]
+
+
+# -- the labels, from a row alone ----------------------------------------------------------------
+
+def row(**fields) -> dict:
+    return {"kind": "inline", "status": "verified", "detail": "", "verifier": "cpp", "tool": "", "file": "",
+            "output_compared": False, **fields}
+
+
+def test_compiled_cpp_names_the_compiler_and_the_headers():
+    assert snippet_labels.label(row(how="compiled", tool="g++ 12.2"), False) == \
+        "compiled with g++ 12.2 against the tvm_ffi headers"
+
+
+@pytest.mark.parametrize("fields", [
+    {"verifier": "cuda", "tool": "nvcc 13.0"},  # an inline CUDA block
+    {"kind": "include", "verifier": "cuda", "file": "cookbook/01-add-one/add_one_cuda.cu", "tool": "nvcc 13.0"},
+    {"kind": "include", "verifier": "cuda", "file": "include/ffi_cookbook/launch.cuh", "tool": "nvcc 13.0"},
+])
+def test_compiled_cuda_never_reads_as_if_it_ran(fields):
+    without_gpu = snippet_labels.label(row(how="compiled", **fields), False)
+    with_gpu = snippet_labels.label(row(how="compiled", **fields), True)
+    assert without_gpu.startswith("compiled with nvcc 13.0") and without_gpu.endswith("(not run: no GPU)")
+    assert with_gpu.endswith("(compiled only, not run)")
+    for text in (without_gpu, with_gpu):
+        assert "ran" not in text.replace("not run", "")
+
+
+def test_every_kind_of_check_has_its_own_words():
+    words = {how: snippet_labels.label(row(how=how, detail="same commands as .ci/run", tool="x 1.0"), False)
+             for how in ("executed", "compiled", "compiled-and-ran", "configured", "built", "tested", "linked", "ran")}
+    assert words["executed"] == "ran when the site was built"
+    assert words["compiled-and-ran"] == "compiled with x 1.0 and ran"
+    assert words["linked"] == "not run here: same commands as .ci/run"
+    assert len(set(words.values())) == len(words)
+    assert snippet_labels.label(row(how="pseudo", status="exempt", detail="pseudo-code: a shape"), False) == \
+        "pseudo-code: a shape"
+    assert snippet_labels.label(row(how="something new"), False) is None  # never a guessed label
+
+
+def test_a_shown_file_is_never_said_to_have_run():
+    from tools.snippets.collect import Block
+    from tools.snippets.report import how
+
+    def shown(name: str, language: str, verifier: str) -> str:
+        block = Block(page="p", source=Path("p.md"), line=1, language=language, kind="include", text="",
+                      include=Path(name), status="verified", verifier=verifier)
+        return how(block)
+
+    assert shown("test_add_one.py", "python", "python") == "tested"  # a test module: run by pytest, not here
+    assert shown("add_one_cuda.cu", "cuda", "cuda") == "compiled"
+    assert shown("CMakeLists.txt", "cmake", "cmake") == "configured"
+    assert shown("pyproject.toml", "toml", "") == "built"
+
+
+# -- the fixture site, built as `make docs` builds: site, checker, site again -------------------
+
+@pytest.fixture(scope="module")
+def fixture_site(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("labels")
+    site = tmp / "site"
+    shutil.copytree(FIXTURE, site)
+    shutil.rmtree(site / "docs" / "code")
+    for page in (site / "docs").glob("bad_*.md"):
+        page.unlink()
+    (site / "docs" / "index.md").write_text("# Fixture\n\n```{toctree}\ngood\nreport\n```\n")
+    (site / "docs" / "report.md").write_text("# Report\n\n```{snippet-report}\n```\n")
+    with (site / "docs" / "conf.py").open("a") as conf:
+        conf.write(f"\nsys.path.insert(0, {str(ROOT / 'conf')!r})\nextensions.append('snippet_labels')\n"
+                   f"snippets_report = {str(tmp / 'snippets' / 'report.json')!r}\n")
+
+    def sphinx():
+        subprocess.run([sys.executable, "-m", "sphinx", "-b", "html", "-q", "-n", "-W", str(site / "docs"),
+                        str(tmp / "html"), "-d", str(tmp / "doctrees")], check=True, capture_output=True,
+                       text=True, cwd=ROOT)
+
+    sphinx()
+    before = labels_in(tmp / "html" / "good.html")
+    subprocess.run([sys.executable, "-m", "tools.snippets", "--root", str(site), "--doctrees", str(tmp / "doctrees"),
+                    "--out", str(tmp / "snippets")], check=True, capture_output=True, text=True, cwd=ROOT)
+    sphinx()
+    return tmp, before, json.loads((tmp / "snippets" / "report.json").read_text())
+
+
+def test_no_label_before_the_checker_ran(fixture_site):
+    _, before, _ = fixture_site
+    assert before == []
+
+
+def test_second_pass_labels_every_block_of_the_report(fixture_site):
+    tmp, _, report = fixture_site
+    shown = labels_in(tmp / "html" / "good.html")
+    assert shown == expected_labels(report, "good")
+    assert len(shown) == len(report["pages"]["good"]) == 8
+    assert any(how == "compiled" and re.fullmatch(r"compiled with g\+\+ [\d.]+ against the tvm_ffi headers", text)
+               for how, text in shown), shown
+    assert ("pseudo", "pseudo-code: shows the shape of a loop, not real code") in shown
+
+
+def test_label_sits_under_its_block(fixture_site):
+    tmp, _, _ = fixture_site
+    text = (tmp / "html" / "good.html").read_text()
+    # the pycon block, then its label
+    doctest = text.index("sum</span>")
+    assert text.index('snippet-label-executed">ran when the site was built, output compared', doctest) > doctest
+
+
+def test_a_report_older_than_the_page_gives_no_label(fixture_site, tmp_path):
+    tmp, _, report = fixture_site
+    stale = json.loads(json.dumps(report))
+    for r in stale["pages"]["good"]:
+        r["page_line"] = (r["page_line"] or 0) + 1  # the page moved on since the check
+    tree = pickle.loads((tmp / "doctrees" / "good.doctree").read_bytes())
+
+    class App:
+        class config:
+            snippets_report = str(tmp_path / "stale.json")
+    (tmp_path / "stale.json").write_text(json.dumps(stale))
+    snippet_labels.add_labels(App, tree, "good")
+    assert not [p for p in tree.findall(nodes.paragraph) if "snippet-label" in p.get("classes", [])]
+    App.config.snippets_report = str(tmp_path / "fresh.json")
+    (tmp_path / "fresh.json").write_text(json.dumps(report))
+    snippet_labels.add_labels(App, tree, "good")
+    assert len([p for p in tree.findall(nodes.paragraph) if "snippet-label" in p.get("classes", [])]) == 8
+
+
+def test_report_page_is_a_summary_with_the_table_folded(fixture_site):
+    tmp, _, report = fixture_site
+    text = (tmp / "html" / "report.html").read_text()
+    assert report["summary"] in text
+    summary, folded = text.split("<details", 1)
+    assert "By kind of block" in summary and "By page" in summary
+    assert 'href="good.html"' in summary  # the page is linked from its row
+    assert "compiled (cpp, batch of 2)" not in summary and "compiled (cpp, batch of 2)" in folded.split("</details>")[0]
+
+
+# -- the built site ---------------------------------------------------------------------------
+
+def site_report() -> dict:
+    path = BUILD / "snippets" / "report.json"
+    if not path.is_file() or not (BUILD / "html" / "index.html").is_file():
+        pytest.skip(f"the site is not built and checked (make docs): no {path}")
+    report = json.loads(path.read_text())
+    if "index" not in next(iter(next(iter(report["pages"].values()))), {}):
+        pytest.skip("the snippet report predates the labels (make docs again)")
+    return report
+
+
+def test_every_built_page_carries_the_labels_of_its_report_rows():
+    report = site_report()
+    checked = 0
+    for page in report["pages"]:
+        built = BUILD / "html" / f"{page}.html"
+        assert built.is_file(), page
+        assert labels_in(built) == expected_labels(report, page), page
+        checked += 1
+    assert checked >= 20
+
+
+def test_built_files_shown_never_read_as_run():
+    report = site_report()
+    shown = [r for rows in report["pages"].values() for r in rows if r["kind"] == "include"]
+    assert shown
+    for r in shown:
+        text = snippet_labels.label(r, report["gpu_visible"])
+        assert not re.search(r"\bran\b", text), (r["where"], text)
+
+
+def test_built_cuda_blocks_that_were_only_compiled_say_so():
+    report = site_report()
+    cuda = [r for rows in report["pages"].values() for r in rows
+            if r["how"] == "compiled" and (r["verifier"] == "cuda" or r["file"].endswith(".cu"))]
+    assert cuda, "no CUDA block on the site?"
+    for r in cuda:
+        text = snippet_labels.label(r, report["gpu_visible"])
+        assert "not run" in text and text.startswith("compiled with nvcc"), (r["where"], text)
