@@ -5,11 +5,12 @@ notebook executed by myst-nb); these tests check what that build left behind.
 """
 
 import html as html_lib
+import os
 import re
 
 import pytest
 
-BUILD = "_build"
+BUILD = os.environ.get("FFI_COOKBOOK_BUILD_DIR") or "_build"  # make's $(BUILD), as an absolute path
 
 
 @pytest.fixture(scope="module")
