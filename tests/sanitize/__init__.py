@@ -17,8 +17,12 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 HERE = Path(__file__).resolve().parent
+# FFI_COOKBOOK_CUDA=OFF keeps every folder from looking for nvcc. No CMAKE_CUDA_COMPILER
+# entry: the tests read "is there a CUDA variant" from it in the CMake cache
+# (ffi_cookbook.build.built_variants), and an entry of OFF, which older runs of this
+# module set, read as "built"; -U removes it from a build folder such a run left.
 FLAGS = ["-DFFI_COOKBOOK_SANITIZE=address,undefined", "-DFFI_COOKBOOK_CUDA=OFF",
-         "-DFFI_COOKBOOK_NVSHMEM=OFF", "-DCMAKE_CUDA_COMPILER=OFF", "-DCMAKE_BUILD_TYPE=RelWithDebInfo"]
+         "-DFFI_COOKBOOK_NVSHMEM=OFF", "-UCMAKE_CUDA_COMPILER", "-DCMAKE_BUILD_TYPE=RelWithDebInfo"]
 REPORT = re.compile(r"ERROR: (AddressSanitizer|LeakSanitizer)|runtime error: |SUMMARY: UndefinedBehaviorSanitizer")
 
 
