@@ -49,7 +49,8 @@ def main() -> int:
     env.setdefault("FFI_COOKBOOK_FUZZ_CASES", "3000")
     log = build / "pytest.log"
     with open(log, "w") as out:
-        done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *opts.pytest_args],
+        done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--durations=15",
+                               *opts.pytest_args],
                               cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT)
     text = log.read_text(errors="replace")
     print(text[-6000:])
