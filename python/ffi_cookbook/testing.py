@@ -116,7 +116,6 @@ def machine_summary() -> str:
     import datetime
     import os
     import platform
-    import subprocess
     from importlib import metadata
 
     model = platform.processor() or platform.machine()
