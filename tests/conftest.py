@@ -19,6 +19,9 @@ def root() -> Path:
 SPREAD = {"test_zip_builds_passes_and_runs_its_notebook_alone"}
 
 
+# tryfirst: pytest-xdist's worker plug-in registers after this conftest, so its hook (which
+# reads the marks into the test ids) would otherwise run first and find none.
+@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config, items):
     """`make test` runs pytest-xdist with ``--dist loadgroup``: a test file is one group, so its
     module fixtures (a recipe build) run once, on one worker; each test in SPREAD is a group of
