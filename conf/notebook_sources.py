@@ -5,7 +5,10 @@ rarely change when its kernel does, so a cached page would keep showing the
 output of the old kernel. This extension hashes the source files in each
 notebook's folder (build outputs excluded); when the hash changes, it drops the
 notebook's cache record and marks the page outdated, so the page is executed
-again. Hashes are kept beside myst-nb's cache.
+again. The settings the build gives its kernels (the IPython profile that
+parallel_notebooks writes) are part of every hash: a change to them, such as
+the traceback mode, shows on every page only if every page runs again. Hashes
+are kept beside myst-nb's cache.
 """
 
 from __future__ import annotations
@@ -31,6 +34,16 @@ def folder_digest(folder: Path) -> str:
     return digest.hexdigest()
 
 
+def kernel_settings_digest() -> str:
+    """Hash of the kernels' IPython profile (IPYTHONDIR, set by parallel_notebooks), '' without one."""
+    home = os.environ.get("IPYTHONDIR")
+    profile = Path(home) / "profile_default" if home else None
+    if profile is None or not profile.is_dir():
+        return ""
+    return hashlib.sha256(b"".join(p.name.encode() + p.read_bytes()
+                                   for p in sorted(profile.glob("*_config.py")))).hexdigest()
+
+
 def _notebooks(srcdir: Path):
     """Text notebooks under the source folder (symlinked folders followed)."""
     for top, dirs, files in os.walk(srcdir, followlinks=True):
@@ -47,7 +60,8 @@ def _drop_stale(app) -> None:
     cache_dir = Path(app.config.nb_execution_cache_path)
     stamp = cache_dir / "source-digests.json"
     old = json.loads(stamp.read_text()) if stamp.is_file() else {}
-    new = {str(nb): folder_digest(nb.parent) for nb in _notebooks(Path(app.srcdir))}
+    settings = kernel_settings_digest()
+    new = {str(nb): f"{folder_digest(nb.parent)} {settings}" for nb in _notebooks(Path(app.srcdir))}
     stale = {uri for uri, digest in new.items() if old.get(uri) != digest}
     if stale and cache_dir.is_dir():
         cache = get_cache(cache_dir)

@@ -4,7 +4,8 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "conf"))
-from notebook_sources import folder_digest  # noqa: E402
+from notebook_sources import folder_digest, kernel_settings_digest  # noqa: E402
+from parallel_notebooks import plain_tracebacks  # noqa: E402
 
 
 def test_digest_follows_sources_and_ignores_build_output(tmp_path):
@@ -16,3 +17,15 @@ def test_digest_follows_sources_and_ignores_build_output(tmp_path):
     assert folder_digest(tmp_path) == before
     (tmp_path / "kernel_cpu.cc").write_text("int f() { return 2; }\n")
     assert folder_digest(tmp_path) != before
+
+
+def test_kernel_settings_are_part_of_the_digest(tmp_path, monkeypatch):
+    # A cached page executed under other kernel settings (the traceback mode) runs again.
+    monkeypatch.setenv("IPYTHONDIR", str(tmp_path / "ipython"))  # restored after the test
+    assert kernel_settings_digest() == ""  # no profile yet
+    plain_tracebacks(tmp_path)  # writes the build's profile and sets IPYTHONDIR
+    plain = kernel_settings_digest()
+    assert plain
+    config = tmp_path / "ipython" / "profile_default" / "ipython_kernel_config.py"
+    config.write_text('c.InteractiveShell.xmode = "Context"\n')
+    assert kernel_settings_digest() not in ("", plain)
