@@ -25,12 +25,23 @@ using ffi_cookbook::ToFloat;
 #define RMSNORM_SIMD_CLONES
 #endif
 
+// Marks a loop whose iterations are independent. The compiler cannot prove that writing
+// y leaves x, w and the next row unchanged (the pointers could overlap): without the
+// hint it checks the pointers before every 64 elements and loads and stores the partial
+// sums around them. The hint holds even in place (y == x): an element is read, then
+// overwritten, by the same iteration.
+#if defined(__clang__)
+#define RMSNORM_INDEPENDENT _Pragma("clang loop vectorize(assume_safety)")
+#elif defined(__GNUC__)
+#define RMSNORM_INDEPENDENT _Pragma("GCC ivdep")
+#else
+#define RMSNORM_INDEPENDENT
+#endif
+
 // Independent partial sums the compiler keeps in SIMD registers. A single running
 // sum is a chain of additions it may not reorder (float + is not associative): it
 // would square the values side by side but add them one at a time.
 constexpr int kLanes = 64;
-// A row is scaled this many elements at a time (see RMSNormRows).
-constexpr int64_t kChunk = 128;
 
 // Adds the squares of x[0, n) to the partial sums.
 template <typename T>
@@ -47,8 +58,10 @@ inline void AddSquares(float* partial, const T* x, int64_t n) {
 
 // 1 / sqrt(mean + eps) from the partial sums, which it resets. They are added in
 // halves (32 + 32, then 16 + 16, ...): six vector additions, where adding them one by
-// one into a float would be 64 additions, each waiting for the one before.
+// one into a float would be 64 additions, each waiting for the one before. Unrolled,
+// the six steps run in registers instead of through the array in memory.
 inline float InverseRMS(float* partial, int64_t n, float eps) {
+#pragma GCC unroll 6
   for (int half = kLanes / 2; half > 0; half /= 2) {
     for (int l = 0; l < half; ++l) partial[l] += partial[l + half];
   }
@@ -57,23 +70,37 @@ inline float InverseRMS(float* partial, int64_t n, float eps) {
   return inv_rms;
 }
 
+// y = x * inv_rms * w over [0, n).
+template <typename T>
+inline void ScaleRow(const T* x, const T* w, T* y, int64_t n, float inv_rms) {
+  for (int64_t j = 0; j < n; ++j) y[j] = FromFloat<T>(ToFloat(x[j]) * inv_rms * ToFloat(w[j]));
+}
+
 // Each row is read twice: its squares are summed, then it is scaled. The two are
-// overlapped: while a row is scaled (it is in the L1 cache since its sum), the next
-// row's squares are summed, one chunk after each chunk written, so reading the next
-// row and writing this one proceed together instead of one after the other.
+// overlapped: one loop scales a row (in the L1 cache since its sum) and sums the
+// squares of the next row, so reading the next row and writing this one proceed
+// together instead of one after the other.
 template <typename T>
 RMSNORM_SIMD_CLONES void RMSNormRows(const T* x, const T* w, T* y, int64_t rows, int64_t n,
                                      float eps) {
   float partial[kLanes] = {};
   AddSquares(partial, x, n);
-  for (int64_t r = 0; r < rows; ++r, x += n, y += n) {
+  for (int64_t r = 0; r + 1 < rows; ++r, x += n, y += n) {
     float inv_rms = InverseRMS(partial, n, eps);
-    for (int64_t j0 = 0; j0 < n; j0 += kChunk) {
-      int64_t end = j0 + kChunk < n ? j0 + kChunk : n;
-      for (int64_t j = j0; j < end; ++j) y[j] = FromFloat<T>(ToFloat(x[j]) * inv_rms * ToFloat(w[j]));
-      if (r + 1 < rows) AddSquares(partial, x + n + j0, end - j0);
+    const T* next = x + n;
+    int64_t j = 0;
+    for (; j + kLanes <= n; j += kLanes) {
+      RMSNORM_INDEPENDENT
+      for (int l = 0; l < kLanes; ++l) {
+        y[j + l] = FromFloat<T>(ToFloat(x[j + l]) * inv_rms * ToFloat(w[j + l]));
+        float v = ToFloat(next[j + l]);
+        partial[l] += v * v;
+      }
     }
+    ScaleRow(x + j, w + j, y + j, n - j, inv_rms);  // the last n % kLanes elements
+    AddSquares(partial, next + j, n - j);
   }
+  ScaleRow(x, w, y, n, InverseRMS(partial, n, eps));  // the last row: no next row to sum
 }
 // [rms_norm_cpu_row.end]
 
