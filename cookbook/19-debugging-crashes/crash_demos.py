@@ -19,7 +19,7 @@ import textwrap
 from pathlib import Path
 
 from ffi_cookbook.build import build_dir_for, cmake_commands
-from ffi_cookbook.testing import nvidia_wheel_file
+from ffi_cookbook.testing import gcc_runtime, nvidia_wheel_file
 
 HERE = Path(__file__).resolve().parent
 #: Variables of a sanitizer run (or a shell) that must not reach the children:
@@ -41,12 +41,6 @@ def build_demos(sanitize: str = "") -> Path:
         subprocess.run(cmd, check=True, capture_output=True, text=True)
     return build / "libcrash_demos.so"
 # [build_demos.end]
-
-
-def gcc_runtime(name: str) -> str:
-    """The path of a GCC runtime library, e.g. libasan.so, as the compiler that built the demos has it."""
-    return subprocess.run(["gcc", f"-print-file-name={name}"], capture_output=True, text=True,
-                          check=True).stdout.strip()
 
 
 def child_env(**extra: str) -> dict:

@@ -59,6 +59,12 @@ def nvidia_wheel_file(relative: str) -> Path:
                             "(see requirements.txt)")
 
 
+def gcc_runtime(name: str) -> str:
+    """The path of a GCC runtime library, e.g. ``libasan.so``, as the ``gcc`` on PATH has it."""
+    return subprocess.run(["gcc", f"-print-file-name={name}"], capture_output=True, text=True,
+                          check=True).stdout.strip()
+
+
 def gpu_architectures(binary: str | Path) -> dict[str, list[str]]:
     """The GPU code a library, fatbin or cubin holds, read with the wheel's ``cuobjdump``.
 

@@ -12,8 +12,9 @@ from __future__ import annotations
 import importlib.util
 import os
 import re
-import subprocess
 from pathlib import Path
+
+from ffi_cookbook.testing import gcc_runtime
 
 ROOT = Path(__file__).resolve().parents[2]
 HERE = Path(__file__).resolve().parent
@@ -24,11 +25,6 @@ HERE = Path(__file__).resolve().parent
 FLAGS = ["-DFFI_COOKBOOK_SANITIZE=address,undefined", "-DFFI_COOKBOOK_CUDA=OFF",
          "-DFFI_COOKBOOK_NVSHMEM=OFF", "-UCMAKE_CUDA_COMPILER", "-DCMAKE_BUILD_TYPE=RelWithDebInfo"]
 REPORT = re.compile(r"ERROR: (AddressSanitizer|LeakSanitizer)|runtime error: |SUMMARY: UndefinedBehaviorSanitizer")
-
-
-def gcc_runtime(name: str) -> str:
-    return subprocess.run(["gcc", f"-print-file-name={name}"], capture_output=True, text=True,
-                          check=True).stdout.strip()
 
 
 def rpath_dlopen_folders() -> list[str]:
