@@ -161,7 +161,9 @@ fuzz: runtime
 # -DFFI_COOKBOOK_SANITIZE=address,undefined (under $(BUILD)/sanitize), with
 # AddressSanitizer, UBSan and LeakSanitizer in every Python process; any report fails.
 test-sanitize: venv
-	$(OUT_OF_TREE) $(PY) -m tests.sanitize --build $(abspath $(BUILD))/sanitize
+	$(call phase,sanitize,begin)
+	$(OUT_OF_TREE) $(PY) -m tests.sanitize --build $(abspath $(BUILD))/sanitize --workers $(PYTEST_WORKERS)
+	$(call phase,sanitize,end)
 
 # A cold run (a fresh clone of HEAD: venv, site and tests from nothing) and a
 # warm one (one recipe source touched), timed step by step; prints the tables.

@@ -38,6 +38,7 @@ STEPS = [  # (name in phases.log, what the table calls it)
     ("site-report", "site again (snippet report)"),
     ("tests", "tests, in parallel"),
     ("timing-tests", "tests marked timing, alone"),
+    ("sanitize", "sanitizer run (make test-sanitize)"),
 ]
 TOUCHED = "cookbook/01-add-one/add_one_cpu.cc"  # the source the warm run changes
 TOP_FILES = 12  # test files listed by name; the rest are summed

@@ -36,6 +36,8 @@ def build_all(build: Path) -> None:
 def main() -> int:
     parser = argparse.ArgumentParser(prog="python -m tests.sanitize")
     parser.add_argument("--build", type=Path, default=ROOT / "_build" / "sanitize")
+    parser.add_argument("--workers", type=int, default=0,
+                        help="pytest-xdist processes, each test file on one (0: one process)")
     parser.add_argument("pytest_args", nargs="*", default=["cookbook", "tests/test_helpers.py",
                                                            "tests/test_fuzz.py"])
     opts = parser.parse_args()
@@ -49,8 +51,10 @@ def main() -> int:
     env.setdefault("FFI_COOKBOOK_FUZZ_CASES", "3000")
     log = build / "pytest.log"
     with open(log, "w") as out:
+        # Tests marked timing compare speeds: meaningless with one side instrumented.
+        parallel = ["-n", str(opts.workers), "--dist", "loadgroup"] if opts.workers else []
         done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--durations=15",
-                               *opts.pytest_args],
+                               "-m", "not timing", *parallel, *opts.pytest_args],
                               cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT)
     text = log.read_text(errors="replace")
     print(text[-6000:])
