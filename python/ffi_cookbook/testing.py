@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 import shutil
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -57,6 +58,44 @@ def nvidia_wheel_file(relative: str) -> Path:
             return path
     raise FileNotFoundError(f"nvidia/cu13/{relative}: install the NVIDIA wheel that ships it "
                             "(see requirements.txt)")
+
+
+def calls_for(fn, min_round: float) -> int:
+    """How many back-to-back calls of ``fn`` take at least ``min_round`` seconds."""
+    calls = 1
+    while True:
+        start = time.perf_counter()
+        for _ in range(calls):
+            fn()
+        if time.perf_counter() - start >= min_round:
+            return calls
+        calls *= 2
+
+
+def best_seconds(fns, min_round: float = 0.01, rounds: int = 15, threads: int | None = 1) -> list[float]:
+    """Best mean time per call of each function, over ``rounds`` rounds.
+
+    The functions take turns inside every round, so a burst of load on a shared machine
+    hits all of them alike; each round of a function is long enough (``min_round``) to be
+    timed reliably. torch runs on ``threads`` threads meanwhile (None: as it is set).
+    """
+    import torch
+
+    before = torch.get_num_threads()
+    if threads is not None:
+        torch.set_num_threads(threads)
+    try:
+        counts = [calls_for(fn, min_round) for fn in fns]
+        best = [float("inf")] * len(fns)
+        for _ in range(rounds):
+            for i, (fn, calls) in enumerate(zip(fns, counts)):
+                start = time.perf_counter()
+                for _ in range(calls):
+                    fn()
+                best[i] = min(best[i], (time.perf_counter() - start) / calls)
+    finally:
+        torch.set_num_threads(before)
+    return best
 
 
 def gcc_runtime(name: str) -> str:
