@@ -138,7 +138,8 @@ def print_table(columns: dict[str, Path]) -> None:
         cells = [dict(rows).get(label) for rows, _ in tables.values()]
         print(f"{label:<{width}}" + "".join(f"{c:>11.1f}s" if c is not None else f"{'-':>12}" for c in cells))
     print("(indented rows are parts of the step above them: notebooks of the site step, test files of the"
-          " test steps, counted per test, so files run in parallel add up to more than the step)")
+          " test steps, counted per test, so files run in parallel add up to more than the step; a recipe's"
+          " test file runs inside tests/test_recipe_zips.py, whose time includes it)")
     for title, (_, notes) in tables.items():
         for note in notes:
             print(f"{title}: {note}" if len(tables) > 1 else note)
