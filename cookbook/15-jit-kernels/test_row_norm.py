@@ -2,6 +2,7 @@
 across processes, and a prebuilt library is preferred over compiling."""
 
 import importlib.util
+import os
 import shutil
 from pathlib import Path
 
@@ -34,6 +35,18 @@ def fresh_cache(tmp_path, monkeypatch):
     """An empty JIT cache: everything asked for is compiled."""
     monkeypatch.setenv("TVM_FFI_CACHE_DIR", "")
     return jit.use_cache_dir(tmp_path / "cache")
+
+
+def test_cache_dir_is_the_users_alone(tmp_path, monkeypatch):
+    """Whoever can write to the JIT cache picks the code we load: owner-only, even if it existed."""
+    monkeypatch.setenv("TVM_FFI_CACHE_DIR", "")
+    made = jit.use_cache_dir(tmp_path / "new" / "cache")
+    assert made.stat().st_mode & 0o777 == 0o700
+    existing = tmp_path / "existing"
+    existing.mkdir(mode=0o777)
+    existing.chmod(0o777)
+    assert jit.use_cache_dir(existing).stat().st_mode & 0o777 == 0o700
+    assert os.environ["TVM_FFI_CACHE_DIR"] == str(existing)
 
 
 @pytest.fixture
