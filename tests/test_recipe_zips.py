@@ -206,7 +206,9 @@ def recipe_junit(request, name: str) -> Path | None:
 
 def name_recipe_tests(path: Path, name: str) -> None:
     """The recipe's junit file names its test files by their path in the checkout."""
+    assert path.is_file(), f"the README's pytest wrote no {path.name}: does the README still run the tests?"
     tree = ET.parse(path)
+    assert any(True for _ in tree.iter("testcase")), f"{path.name}: no tests ran"
     for case in tree.iter("testcase"):
         if case.get("file"):
             case.set("file", f"cookbook/{name}/{case.get('file')}")
