@@ -142,13 +142,13 @@ docs: snippets
 # recipe take-away builds one by one, see tests/conftest.py),
 # then the ones marked `timing` alone, so that what they measure is not slowed
 # down by other tests (pytest exits 5 when it selects none).
-# The first pass leaves cookbook/ out: each recipe's tests run there once, inside
+# The first pass runs tests/ only: each recipe's tests run there once, inside
 # tests/test_recipe_zips.py, from the recipe's zip in a fresh venv, exactly as its
 # README says (their junit file lands beside this one, so the table counts them).
 test: docs
 	$(call phase,tests,begin)
 	$(OUT_OF_TREE) $(PY) -m pytest -m "not timing" -n $(PYTEST_WORKERS) --dist loadgroup \
-	  --ignore=cookbook --junitxml=$(TIMING)/pytest-parallel.xml
+	  --junitxml=$(TIMING)/pytest-parallel.xml tests
 	$(call phase,tests,end)
 	$(call phase,timing-tests,begin)
 	$(OUT_OF_TREE) $(PY) -m pytest -m timing --junitxml=$(TIMING)/pytest-timing.xml || test $$? = 5
