@@ -3,7 +3,8 @@
 It is made with ``python -m venv`` from the interpreter behind the project venv and
 holds apache-tvm-ffi, torch 2.13.0 (installed first, a CPU wheel, so that the
 recipes' ``torch>=`` ranges resolve to it), every recipe's requirements.txt, and
-the Jupyter tools that execute a notebook. ``ffi_cookbook`` is not installed, and
+the Jupyter tools that execute a notebook, and where nvcc is found the NVSHMEM wheel
+recipe 07 asks for (as ``make venv`` does). ``ffi_cookbook`` is not installed, and
 the test asserts it. Versions are constrained to the project's own pins, so pip
 takes them from its cache, and a requirements.txt range that excludes a pin fails.
 Used by tests/test_recipe_zips.py and tests/test_cli.py.
@@ -14,6 +15,8 @@ from __future__ import annotations
 import fcntl
 import json
 import os
+import re
+import shutil
 import subprocess
 import sys
 import time
@@ -67,6 +70,12 @@ def constraints(path: Path) -> Path:
     return path
 
 
+def nvshmem_requirement() -> str:
+    """The NVSHMEM wheel recipe 07's requirements.txt names for its optional NVSHMEM part."""
+    text = (ROOT / "cookbook" / "07-nvshmem" / "requirements.txt").read_text()
+    return re.search(r"nvidia-nvshmem-cu\d+==[\w.]+", text).group(0)
+
+
 def make_venv(folder: Path) -> Venv:
     start = time.perf_counter()
     base_python = Path(sys.base_prefix) / "bin" / f"python{sys.version_info.major}.{sys.version_info.minor}"
@@ -77,6 +86,8 @@ def make_venv(folder: Path) -> Venv:
     requirements = [f"-r{p}" for p in sorted((ROOT / "cookbook").glob("*/requirements.txt"))]
     venv.run(pip + ["-c", constraints(folder / "constraints.txt"), *requirements, *NOTEBOOK_TOOLS],
              cwd=folder)
+    if shutil.which("nvcc"):  # a reader with nvcc installs what recipe 07 asks for, as `make venv` does
+        venv.run(pip + [nvshmem_requirement()], cwd=folder)
     venv.seconds = time.perf_counter() - start
     return venv
 
