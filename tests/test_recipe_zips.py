@@ -224,8 +224,10 @@ def test_zip_builds_passes_and_runs_its_notebook_alone(name, takeaway_venv, tmp_
     folder = unzipped / name
     start = time.perf_counter()
     junit = recipe_junit(request, name)
-    options = f"{takeaway_venv.env()['PYTEST_ADDOPTS']} -o junit_family=xunit1 --junitxml={shlex.quote(str(junit))}"
-    report = {"PYTEST_ADDOPTS": options} if junit else {}
+    report = {}
+    if junit:  # pytest's options from the environment, and where to write the junit file
+        report["PYTEST_ADDOPTS"] = (f"{takeaway_venv.env()['PYTEST_ADDOPTS']} -o junit_family=xunit1 "
+                                    f"--junitxml={shlex.quote(str(junit))}")
     takeaway_venv.run(readme_commands(folder / "README.md"), cwd=folder, env=report)
     if junit:
         name_recipe_tests(junit, name)

@@ -37,11 +37,9 @@ def fresh_cache(tmp_path, monkeypatch):
     return jit.use_cache_dir(tmp_path / "cache")
 
 
-def test_cache_dir_is_the_users_alone(tmp_path, monkeypatch):
+def test_cache_dir_is_the_users_alone(fresh_cache, tmp_path):
     """Whoever can write to the JIT cache picks the code we load: owner-only, even if it existed."""
-    monkeypatch.setenv("TVM_FFI_CACHE_DIR", "")
-    made = jit.use_cache_dir(tmp_path / "new" / "cache")
-    assert made.stat().st_mode & 0o777 == 0o700
+    assert fresh_cache.stat().st_mode & 0o777 == 0o700
     existing = tmp_path / "existing"
     existing.mkdir(mode=0o777)
     existing.chmod(0o777)
