@@ -163,6 +163,8 @@ fuzz: runtime
 # The recipe tests, the helper tests and the fuzz against builds made with
 # -DFFI_COOKBOOK_SANITIZE=address,undefined (under $(BUILD)/sanitize), with
 # AddressSanitizer, UBSan and LeakSanitizer in every Python process; any report fails.
+# tests/test_sanitize.py (in `make test`) builds the sanitized library in the same folder,
+# so after `make test` it is up to date here.
 test-sanitize: venv
 	$(call phase,sanitize,begin)
 	$(OUT_OF_TREE) $(PY) -m tests.sanitize --build $(abspath $(BUILD))/sanitize --workers $(PYTEST_WORKERS)

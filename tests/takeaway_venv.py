@@ -5,7 +5,8 @@ holds apache-tvm-ffi, torch 2.13.0 (installed first, a CPU wheel, so that the
 recipes' ``torch>=`` ranges resolve to it), every recipe's requirements.txt, and
 the Jupyter tools that execute a notebook, and where nvcc is found the NVSHMEM wheel
 recipe 07 asks for (as ``make venv`` does). ``ffi_cookbook`` is not installed, and
-the test asserts it. Versions are constrained to the project's own pins, so pip
+the test asserts it. Under make it is kept in ``<build>/takeaway-venv`` and made
+again when its inputs change (see the fixture). Versions are constrained to the project's own pins, so pip
 takes them from its cache, and a requirements.txt range that excludes a pin fails.
 Used by tests/test_recipe_zips.py and tests/test_cli.py.
 """
@@ -13,6 +14,7 @@ Used by tests/test_recipe_zips.py and tests/test_cli.py.
 from __future__ import annotations
 
 import fcntl
+import hashlib
 import json
 import os
 import re
@@ -76,6 +78,33 @@ def nvshmem_requirement() -> str:
     return re.search(r"nvidia-nvshmem-cu\d+==[\w.]+", text).group(0)
 
 
+def inputs_key() -> str:
+    """What a take-away venv is made from: a venv made from other inputs is made again."""
+    digest = hashlib.sha256()
+    pins = subprocess.run([sys.executable, str(ROOT / "tools" / "requirements.py"), "docs", "test"],
+                          capture_output=True, text=True, check=True).stdout
+    parts = [sys.base_prefix, TORCH, " ".join(NOTEBOOK_TOOLS), pins, str(bool(shutil.which("nvcc")))]
+    parts += [p.read_text() for p in sorted((ROOT / "cookbook").glob("*/requirements.txt"))]
+    for part in parts:
+        digest.update(part.encode() + b"\0")
+    return digest.hexdigest()
+
+
+def ensure_venv(folder: Path) -> Venv:
+    """The take-away venv in ``folder``, made (again) unless one from the same inputs is there."""
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    with open(folder.parent / f"{folder.name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        ready = folder / "ready.json"
+        key = inputs_key()
+        if ready.is_file() and json.loads(ready.read_text()).get("key") == key:
+            return Venv(folder, json.loads(ready.read_text())["seconds"])
+        shutil.rmtree(folder, ignore_errors=True)
+        venv = make_venv(folder)
+        ready.write_text(json.dumps({"seconds": venv.seconds, "key": key}))
+        return venv
+
+
 def make_venv(folder: Path) -> Venv:
     start = time.perf_counter()
     base_python = Path(sys.base_prefix) / "bin" / f"python{sys.version_info.major}.{sys.version_info.minor}"
@@ -94,19 +123,18 @@ def make_venv(folder: Path) -> Venv:
 
 @pytest.fixture(scope="session")
 def takeaway_venv(tmp_path_factory) -> Venv:
-    reuse = os.environ.get("FFI_COOKBOOK_TAKEAWAY_VENV")  # a developer's shortcut; CI makes a fresh one
+    reuse = os.environ.get("FFI_COOKBOOK_TAKEAWAY_VENV")  # a developer's shortcut
     if reuse:
         return Venv(Path(reuse), 0.0)
+    # Under make (a build folder named), the venv is kept in it and made again only when what it
+    # is made from changes (inputs_key): a clean clone, as in CI, makes a fresh one, and the next
+    # `make test` does not wait a minute for pip. Elsewhere, one per test session.
+    build = os.environ.get("FFI_COOKBOOK_BUILD_DIR")
+    if build:
+        return ensure_venv(Path(build).resolve() / "takeaway-venv")
     # Under pytest-xdist the workers of one run share the parent of their temporary
     # folders: the first to get the lock makes the venv, the others wait and use it.
     base = tmp_path_factory.getbasetemp()
     shared = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
-    folder = shared / "takeaway-venv"
-    with open(shared / "takeaway-venv.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        ready = folder / "ready.json"
-        if not ready.is_file():
-            venv = make_venv(folder)
-            ready.write_text(json.dumps({"seconds": venv.seconds}))
-            print(f"\nfresh venv for the take-away tests: {venv.seconds:.0f} s")
-    return Venv(folder, json.loads(ready.read_text())["seconds"])
+    return ensure_venv(shared / "takeaway-venv")
+

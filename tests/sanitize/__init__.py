@@ -12,6 +12,7 @@ from __future__ import annotations
 import importlib.util
 import os
 import re
+import subprocess
 from pathlib import Path
 
 from ffi_cookbook.testing import gcc_runtime
@@ -25,6 +26,28 @@ HERE = Path(__file__).resolve().parent
 FLAGS = ["-DFFI_COOKBOOK_SANITIZE=address,undefined", "-DFFI_COOKBOOK_CUDA=OFF",
          "-DFFI_COOKBOOK_NVSHMEM=OFF", "-UCMAKE_CUDA_COMPILER", "-DCMAKE_BUILD_TYPE=RelWithDebInfo"]
 REPORT = re.compile(r"ERROR: (AddressSanitizer|LeakSanitizer)|runtime error: |SUMMARY: UndefinedBehaviorSanitizer")
+
+
+def default_build() -> Path:
+    """Where `make test-sanitize` builds: ``<build root>/sanitize`` (``$FFI_COOKBOOK_BUILD_DIR`` or _build)."""
+    return Path(os.environ.get("FFI_COOKBOOK_BUILD_DIR") or ROOT / "_build").resolve() / "sanitize"
+
+
+def build_runtime(build: Path) -> Path:
+    """Configure (once) and build the sanitized recipe library in ``<build>/runtime``.
+
+    tests/test_sanitize.py builds the same folder that `make test-sanitize` then finds up
+    to date, so `make test` followed by `make test-sanitize` compiles the library once.
+    """
+    from ffi_cookbook.build import _one_at_a_time, cmake_commands
+
+    folder = build / "runtime"
+    with _one_at_a_time(folder):
+        for cmd in cmake_commands(ROOT / "runtime", folder, *FLAGS):
+            done = subprocess.run(cmd, capture_output=True, text=True)
+            if done.returncode != 0:
+                raise subprocess.CalledProcessError(done.returncode, cmd, done.stdout, done.stderr)
+    return folder / "libffi_cookbook.so"
 
 
 def rpath_dlopen_folders() -> list[str]:

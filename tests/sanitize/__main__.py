@@ -11,16 +11,15 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from tests.sanitize import FLAGS, REPORT, ROOT, sanitizer_env
+from tests.sanitize import FLAGS, REPORT, ROOT, build_runtime, default_build, sanitizer_env
 
 
 def build_all(build: Path) -> None:
     """Configure and build every sanitized library (later cmake_build calls keep the cache)."""
     os.environ["FFI_COOKBOOK_BUILD_DIR"] = str(build)
-    from ffi_cookbook.build import cmake_build, cmake_commands
+    from ffi_cookbook.build import cmake_build
 
-    for cmd in cmake_commands(ROOT / "runtime", build / "runtime", *FLAGS):
-        subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
+    build_runtime(build)  # up to date when tests/test_sanitize.py built it in `make test`
     folders = [p.parent for p in sorted((ROOT / "cookbook").glob("*/CMakeLists.txt"))]
     # Most folders compile one or two sources, so one folder at a time leaves cores idle:
     # build as many folders at once as there are cores (each in its own build folder).
@@ -35,7 +34,7 @@ def build_all(build: Path) -> None:
 
 def main() -> int:
     parser = argparse.ArgumentParser(prog="python -m tests.sanitize")
-    parser.add_argument("--build", type=Path, default=ROOT / "_build" / "sanitize")
+    parser.add_argument("--build", type=Path, default=default_build())
     parser.add_argument("--workers", type=int, default=0,
                         help="pytest-xdist processes, each test file on one (0: one process)")
     parser.add_argument("pytest_args", nargs="*", default=["cookbook", "tests/test_helpers.py",
