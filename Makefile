@@ -12,7 +12,10 @@ PYTHON ?= python3
 VENV ?= .venv
 VENV_FLAGS ?=
 TORCH_SPEC ?= torch==2.13.0
-NVSHMEM_SPEC ?= nvidia-nvshmem-cu13==3.8.0
+# The NVSHMEM wheel installed where nvcc is found: the one recipe 07's requirements.txt names
+# (tests/takeaway_venv.py reads the same line for the take-away venv).
+NVSHMEM_REQUIREMENTS := cookbook/07-nvshmem/requirements.txt
+NVSHMEM_SPEC ?= $(shell grep -o 'nvidia-nvshmem-cu[0-9]*==[^ ]*' $(NVSHMEM_REQUIREMENTS))
 BUILD ?= _build
 PORT ?= 8000
 PYTEST_WORKERS ?= 2
@@ -55,7 +58,7 @@ all: docs
 venv: $(STAMP)
 
 # The venv is (re)installed only when pyproject.toml changes.
-$(STAMP): pyproject.toml tools/requirements.py
+$(STAMP): pyproject.toml tools/requirements.py $(NVSHMEM_REQUIREMENTS)
 	$(call phase,venv,begin)
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' || { \
 	  echo "error: $(PYTHON) is older than 3.11; the pinned numpy and JAX need 3.11+ (make PYTHON=python3.11 ...)" >&2; exit 1; }
