@@ -1,4 +1,4 @@
-"""One fresh virtual environment per test session, as a reader without the cookbook has it.
+"""A fresh virtual environment for the take-away tests, as a reader without the cookbook has it.
 
 It is made with ``python -m venv`` from the interpreter behind the project venv and
 holds apache-tvm-ffi, torch 2.13.0 (installed first, a CPU wheel, so that the
@@ -6,8 +6,9 @@ recipes' ``torch>=`` ranges resolve to it), every recipe's requirements.txt, and
 the Jupyter tools that execute a notebook, and where nvcc is found the NVSHMEM wheel
 recipe 07 asks for (as ``make venv`` does). ``ffi_cookbook`` is not installed, and
 the test asserts it. Under make it is kept in ``<build>/takeaway-venv`` and made
-again when its inputs change (see the fixture). Versions are constrained to the project's own pins, so pip
-takes them from its cache, and a requirements.txt range that excludes a pin fails.
+again when its inputs change (see the fixture). Versions are constrained to the
+project's own pins, so pip takes them from its cache, and a requirements.txt range
+that excludes a pin fails.
 Used by tests/test_recipe_zips.py and tests/test_cli.py.
 """
 
@@ -64,11 +65,15 @@ class Venv:
         return done
 
 
-def constraints(path: Path) -> Path:
-    """The project's pins (pyproject.toml's docs and test extras) as a pip constraints file."""
-    pins = subprocess.run([sys.executable, str(ROOT / "tools" / "requirements.py"), "docs", "test"],
+def project_pins() -> str:
+    """The project's pins (pyproject.toml's docs and test extras), one requirement a line."""
+    return subprocess.run([sys.executable, str(ROOT / "tools" / "requirements.py"), "docs", "test"],
                           capture_output=True, text=True, check=True).stdout
-    path.write_text(pins)
+
+
+def constraints(path: Path) -> Path:
+    """The project's pins as a pip constraints file."""
+    path.write_text(project_pins())
     return path
 
 
@@ -81,9 +86,7 @@ def nvshmem_requirement() -> str:
 def inputs_key() -> str:
     """What a take-away venv is made from: a venv made from other inputs is made again."""
     digest = hashlib.sha256()
-    pins = subprocess.run([sys.executable, str(ROOT / "tools" / "requirements.py"), "docs", "test"],
-                          capture_output=True, text=True, check=True).stdout
-    parts = [sys.base_prefix, TORCH, " ".join(NOTEBOOK_TOOLS), pins, str(bool(shutil.which("nvcc")))]
+    parts = [sys.base_prefix, TORCH, " ".join(NOTEBOOK_TOOLS), project_pins(), str(bool(shutil.which("nvcc")))]
     parts += [p.read_text() for p in sorted((ROOT / "cookbook").glob("*/requirements.txt"))]
     for part in parts:
         digest.update(part.encode() + b"\0")
@@ -137,4 +140,3 @@ def takeaway_venv(tmp_path_factory) -> Venv:
     base = tmp_path_factory.getbasetemp()
     shared = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
     return ensure_venv(shared / "takeaway-venv")
-

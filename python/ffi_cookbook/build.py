@@ -90,15 +90,17 @@ def _shown(cmd: list[str]) -> str:
     return " ".join(shown)
 
 
-def cmake_build(folder: str | Path = ".", *extra: str, verbose: bool = True) -> Path:
-    """Configure and build ``folder`` into :func:`build_dir_for` it; return the build folder.
+def cmake_build(folder: str | Path = ".", *extra: str, verbose: bool = True,
+                build_dir: str | Path | None = None) -> Path:
+    """Configure and build ``folder`` into ``build_dir`` (default: :func:`build_dir_for` it);
+    return the build folder.
 
     With ``verbose`` the commands are printed with paths relative to the current
     folder (``$(command -v python)`` stands for the running interpreter).
     Raises ``subprocess.CalledProcessError`` with CMake's output when a step fails.
     """
     folder = Path(folder).resolve()
-    build_dir = build_dir_for(folder)
+    build_dir = build_dir_for(folder) if build_dir is None else Path(build_dir).resolve()
     with _one_at_a_time(build_dir):
         for cmd in cmake_commands(folder, build_dir, *extra):
             if verbose:

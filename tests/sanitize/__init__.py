@@ -12,9 +12,9 @@ from __future__ import annotations
 import importlib.util
 import os
 import re
-import subprocess
 from pathlib import Path
 
+from ffi_cookbook.build import build_root, cmake_build
 from ffi_cookbook.testing import gcc_runtime
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -29,8 +29,8 @@ REPORT = re.compile(r"ERROR: (AddressSanitizer|LeakSanitizer)|runtime error: |SU
 
 
 def default_build() -> Path:
-    """Where `make test-sanitize` builds: ``<build root>/sanitize`` (``$FFI_COOKBOOK_BUILD_DIR`` or _build)."""
-    return Path(os.environ.get("FFI_COOKBOOK_BUILD_DIR") or ROOT / "_build").resolve() / "sanitize"
+    """Where `make test-sanitize` builds: ``sanitize`` in the checkout's build root."""
+    return build_root(ROOT) / "sanitize"
 
 
 def build_runtime(build: Path) -> Path:
@@ -39,15 +39,7 @@ def build_runtime(build: Path) -> Path:
     tests/test_sanitize.py builds the same folder that `make test-sanitize` then finds up
     to date, so `make test` followed by `make test-sanitize` compiles the library once.
     """
-    from ffi_cookbook.build import _one_at_a_time, cmake_commands
-
-    folder = build / "runtime"
-    with _one_at_a_time(folder):
-        for cmd in cmake_commands(ROOT / "runtime", folder, *FLAGS):
-            done = subprocess.run(cmd, capture_output=True, text=True)
-            if done.returncode != 0:
-                raise subprocess.CalledProcessError(done.returncode, cmd, done.stdout, done.stderr)
-    return folder / "libffi_cookbook.so"
+    return cmake_build(ROOT / "runtime", *FLAGS, verbose=False, build_dir=build / "runtime") / "libffi_cookbook.so"
 
 
 def rpath_dlopen_folders() -> list[str]:
