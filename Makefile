@@ -13,7 +13,7 @@ VENV ?= .venv
 VENV_FLAGS ?=
 TORCH_SPEC ?= torch==2.13.0
 # The NVSHMEM wheel installed where nvcc is found: the one recipe 07's requirements.txt names
-# (tests/takeaway_venv.py reads the same line for the take-away venv).
+# (tools/takeaway_venv.py reads the same line for the take-away venv).
 NVSHMEM_REQUIREMENTS := cookbook/07-nvshmem/requirements.txt
 NVSHMEM_SPEC ?= $(shell grep -o 'nvidia-nvshmem-cu[0-9]*==[^ ]*' $(NVSHMEM_REQUIREMENTS))
 BUILD ?= _build

@@ -12,8 +12,14 @@ then finds them.
   afterwards with nothing else running.
 - Notebooks in one folder run one after the other in the same worker: they build
   into the same folder.
+- A recipe's notebook (``cookbook/<name>/notebook``) runs from the recipe's zip, in
+  the take-away venv (tools/recipe_runs.py): the page shows what a reader who
+  downloaded the recipe gets, and the zip test reads that run's record instead of
+  executing the notebook again. Those that run alone run here too, one after the
+  other, once the others are done.
 - A failure here costs only time: the notebook is not cached, so myst-nb executes
-  it again and reports the error as usual.
+  it again (in the checkout) and reports the error as usual; a recipe's zip test then
+  finds no record and executes the zip's notebook itself.
 
 The seconds each notebook took, and how it ran, go to ``<build>/timing/notebooks.jsonl``
 for ``tools/bench_loop.py``.
@@ -31,37 +37,84 @@ from pathlib import Path
 from sphinx.util import logging
 
 logger = logging.getLogger(__name__)
-_WORK: dict[str, list] = {}  # folder -> [(docname, path, notebook, read_fmt)], read by the forked workers
+#: folder -> [(docname, path, notebook, read_fmt, recipe name or None)], read by the forked workers
+_WORK: dict[str, list] = {}
+_TAKEAWAY: dict = {}  # "build" and "venv" of the recipe runs, read by the forked workers
 
 
 def runs_alone(notebook) -> bool:
     return bool(notebook.metadata.get("cookbook", {}).get("runs_alone"))
 
 
-def _execute_folder(folder: str, timeout: int, allow_errors: bool) -> list[tuple]:
-    """In a worker: execute the folder's notebooks in order; (docname, notebook, seconds, error)."""
-    from jupyter_cache.executors.utils import single_nb_execution
+def _execute_one(path: str, notebook, recipe: str | None, timeout: int, allow_errors: bool) -> float:
+    """Execute one notebook (a recipe's from its zip), its outputs put into ``notebook``; seconds."""
+    if recipe is None:
+        from jupyter_cache.executors.utils import single_nb_execution
 
-    done = []
-    for docname, path, notebook, _ in _WORK[folder]:
         result = single_nb_execution(notebook, cwd=str(Path(path).parent), timeout=timeout,
                                      allow_errors=allow_errors, meta_override=True)
-        error = None if result.err is None else f"{type(result.err).__name__}: {result.err}"
-        done.append((docname, notebook, result.time, error))
+        if result.err is not None:
+            raise result.err
+        return result.time
+    import nbformat
+    from ffi_cookbook import recipes
+    from tools import recipe_runs
+
+    data = recipes.zip_bytes(recipes.recipe_files(recipe), recipe)
+    executed, record = recipe_runs.run_from_zip(recipe, data, _TAKEAWAY["build"], _TAKEAWAY["venv"], timeout)
+    take_outputs(notebook, nbformat.read(executed, as_version=4))
+    return record["seconds"]
+
+
+def take_outputs(page, executed) -> None:
+    """Put the executed zip notebook's outputs into the page's notebook, cell by cell.
+
+    The zip's code cells must be the page's, word for word: what the page shows is what ran."""
+    shown = [c for c in page.cells if c.cell_type == "code"]
+    ran = [c for c in executed.cells if c.cell_type == "code"]
+    if [c.source for c in shown] != [c.source for c in ran]:
+        raise ValueError("the zip notebook's code cells are not the page's")
+    for cell, done in zip(shown, ran):
+        cell.outputs = done.outputs
+        cell.execution_count = done.execution_count
+
+
+def _execute_folder(folder: str, timeout: int, allow_errors: bool) -> list[tuple]:
+    """In a worker: execute the folder's notebooks in order; (docname, notebook, seconds, error)."""
+    done = []
+    for docname, path, notebook, _, recipe in _WORK[folder]:
+        try:
+            seconds, error = _execute_one(path, notebook, recipe, timeout, allow_errors), None
+        except Exception as err:  # noqa: BLE001  (myst-nb executes it again and reports it)
+            seconds, error = 0.0, f"{type(err).__name__}: {str(err)[-3000:]}"
+        done.append((docname, notebook, seconds, error))
     return done
 
 
-def _to_execute(app, env, docnames) -> tuple[dict, set]:
-    """Notebooks myst-nb would execute, by folder, and the docnames of those that run alone."""
+def _recipe_of(docname: str) -> str | None:
+    """``cookbook/<name>/notebook`` -> ``<name>`` for a recipe of the cookbook, else None."""
+    from ffi_cookbook import recipes
+
+    parts = docname.split("/")
+    if len(parts) == 3 and parts[0] == "cookbook" and parts[2] == "notebook":
+        if parts[1] in {r.name for r in recipes.recipes()}:
+            return parts[1]
+    return None
+
+
+def _to_execute(app, env, docnames) -> tuple[dict, set, list]:
+    """Notebooks myst-nb would execute, by folder; the docnames of those left to myst-nb to run
+    alone; the recipes' notebooks that run alone (their _WORK entries)."""
     from jupyter_cache import get_cache
     from myst_nb.core.read import create_nb_reader
 
     nb_config = env.mystnb_config
     if nb_config.execution_mode != "cache" or nb_config.kernel_rgx_aliases:
-        return {}, set()
+        return {}, set(), []
     cache = get_cache(nb_config.execution_cache_path)
     work: dict[str, list] = {}
     alone = set()
+    recipes_alone = []
     for docname in sorted(docnames):
         path = str(env.doc2path(docname))
         if any(Path(path).match(p) for p in nb_config.execution_excludepatterns):
@@ -78,48 +131,69 @@ def _to_execute(app, env, docnames) -> tuple[dict, set]:
             continue  # cached and up to date
         except KeyError:
             pass
+        entry = (docname, path, notebook, reader.read_fmt, _recipe_of(docname))
         if runs_alone(notebook):
-            alone.add(docname)
+            if entry[-1]:
+                recipes_alone.append(entry)
+            else:
+                alone.add(docname)
         else:
-            work.setdefault(str(Path(path).parent), []).append((docname, path, notebook, reader.read_fmt))
-    return work, alone
+            work.setdefault(str(Path(path).parent), []).append(entry)
+    return work, alone, recipes_alone
 
 
 def _before_read(app, env, docnames) -> None:
+    work, alone, recipes_alone = _to_execute(app, env, docnames)
+    env.parallel_notebooks_alone = alone
+    env.parallel_notebooks_started = time.time()
+    if not work and not recipes_alone:
+        return
+    nb_config = env.mystnb_config
+    timeout, allow_errors = nb_config.execution_timeout, nb_config.execution_allow_errors
+    _WORK.clear()
+    _WORK.update(work)
+    if recipes_alone or any(e[-1] for items in work.values() for e in items):
+        from tools.takeaway_venv import ensure_venv
+
+        _TAKEAWAY["build"] = _build_dir(app)
+        logger.info("the recipes' notebooks run from their zips: making or checking the take-away venv")
+        _TAKEAWAY["venv"] = ensure_venv(_TAKEAWAY["build"] / "takeaway-venv")
+    log = []
+    if work:
+        workers = min(app.config.notebook_workers, len(work))
+        logger.info(f"executing {sum(map(len, work.values()))} notebooks in {workers} processes")
+        # Longest folders first (most notebooks), so the workers finish together.
+        folders = sorted(work, key=lambda f: -len(work[f]))
+        with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork")) as pool:
+            futures = [pool.submit(_execute_folder, f, timeout, allow_errors) for f in folders]
+            for folder, future in zip(folders, futures):
+                _cache_results(env, work[folder], future.result(), "parallel", log)
+    for entry in recipes_alone:  # with nothing else running
+        logger.info(f"executing {entry[0]} alone")
+        _WORK["alone"] = [entry]
+        _cache_results(env, [entry], _execute_folder("alone", timeout, allow_errors), "alone", log)
+    _WORK.clear()
+    _TAKEAWAY.clear()
+    _append_log(app, log)
+
+
+def _cache_results(env, entries: list, results: list, how: str, log: list) -> None:
+    """Put each executed notebook in myst-nb's cache, where myst-nb finds it; log its seconds."""
     from jupyter_cache import get_cache
     from jupyter_cache.base import CacheBundleIn
 
-    work, alone = _to_execute(app, env, docnames)
-    env.parallel_notebooks_alone = alone
-    env.parallel_notebooks_started = time.time()
-    if not work:
-        return
-    nb_config = env.mystnb_config
-    workers = min(app.config.notebook_workers, len(work))
-    logger.info(f"executing {sum(map(len, work.values()))} notebooks in {workers} processes")
-    _WORK.clear()
-    _WORK.update(work)
-    cache = get_cache(nb_config.execution_cache_path)
-    read_fmt = {docname: fmt for items in work.values() for docname, _, _, fmt in items}
-    log = []
-    # Longest folders first (most notebooks), so the workers finish together.
-    folders = sorted(work, key=lambda f: -len(work[f]))
-    with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork")) as pool:
-        futures = [pool.submit(_execute_folder, f, nb_config.execution_timeout,
-                               nb_config.execution_allow_errors) for f in folders]
-        for future in futures:
-            for docname, notebook, seconds, error in future.result():
-                path = str(env.doc2path(docname))
-                if error:  # myst-nb executes it again and reports the error
-                    logger.info(f"{docname}: failed in a worker ({error}); myst-nb will execute it")
-                    continue
-                record = (cache.add_nb_to_project(path, read_data=read_fmt[docname]) if read_fmt[docname]
-                          else cache.add_nb_to_project(path))
-                cache.cache_notebook_bundle(CacheBundleIn(notebook, record.uri, data={"execution_seconds": seconds}),
-                                            check_validity=False, overwrite=True)
-                log.append({"doc": docname, "seconds": round(seconds, 2), "how": "parallel"})
-    _WORK.clear()
-    _append_log(app, log)
+    cache = get_cache(env.mystnb_config.execution_cache_path)
+    read_fmt = {entry[0]: entry[3] for entry in entries}
+    for docname, notebook, seconds, error in results:
+        path = str(env.doc2path(docname))
+        if error:  # myst-nb executes it again and reports the error
+            logger.info(f"{docname}: failed here ({error}); myst-nb will execute it")
+            continue
+        record = (cache.add_nb_to_project(path, read_data=read_fmt[docname]) if read_fmt[docname]
+                  else cache.add_nb_to_project(path))
+        cache.cache_notebook_bundle(CacheBundleIn(notebook, record.uri, data={"execution_seconds": seconds}),
+                                    check_validity=False, overwrite=True)
+        log.append({"doc": docname, "seconds": round(seconds, 2), "how": how})
 
 
 def _after_read(app, env) -> None:
@@ -136,10 +210,14 @@ def _after_read(app, env) -> None:
     del env.parallel_notebooks_started, env.parallel_notebooks_alone
 
 
+def _build_dir(app) -> Path:
+    return Path(os.environ.get("FFI_COOKBOOK_BUILD_DIR") or Path(app.outdir).parent).resolve()
+
+
 def _append_log(app, entries: list[dict]) -> None:
     if not entries:
         return
-    build = Path(os.environ.get("FFI_COOKBOOK_BUILD_DIR") or Path(app.outdir).parent)
+    build = _build_dir(app)
     (build / "timing").mkdir(parents=True, exist_ok=True)
     with (build / "timing" / "notebooks.jsonl").open("a") as out:
         out.writelines(json.dumps(e) + "\n" for e in entries)

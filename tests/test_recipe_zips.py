@@ -3,9 +3,11 @@
 The zip is the one the built site offers (``<build>/html/downloads``) when the
 site was built, else the generator's (``ffi_cookbook.recipes``, which the site
 uses too). It is unzipped into an empty folder and run in one fresh venv
-without ``ffi_cookbook`` (tests/takeaway_venv.py): the README's ```bash block,
-then ``notebook.ipynb`` under nbclient. The quick tests check what the zips
-hold; the site test checks the download links.
+without ``ffi_cookbook`` (tools/takeaway_venv.py): the README's ```bash block,
+then ``notebook.ipynb`` under nbclient, unless the site build already executed
+this very zip's notebook in such a venv (tools/recipe_runs.py: its record is
+read instead). The quick tests check what the zips hold; the site test checks
+the download links.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ import jupytext
 import pytest
 
 from ffi_cookbook import recipes
+from tools import recipe_runs
 from tools.snippets.markers import regions
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -46,21 +49,6 @@ TOOLS = {"09-call-overhead": {"ninja", "nanobind"}, "11-from-torch-extension": {
 DISTRIBUTION = {"tvm_ffi": "apache-tvm-ffi", "jax_tvm_ffi": "jax-tvm-ffi", "functorch": "torch"}
 IMPORT_OF_PACKAGE = re.compile(r"^[ \t]*(?:from|import)[ \t]+ffi_cookbook\b", re.M)
 HELPER_INCLUDE = re.compile(r'#\s*include\s*[<"]ffi_cookbook/(\w+\.h)[>"]')
-
-# Runs in the fresh venv: executes the notebook, then lists the GPU cells and what they printed.
-EXECUTE_NOTEBOOK = r"""
-import json, sys, nbclient, nbformat
-nb = nbformat.read("notebook.ipynb", as_version=4)
-nbclient.NotebookClient(nb, timeout=1500, kernel_name="python3",
-                        resources={"metadata": {"path": "."}}).execute()
-gpu = []
-for cell in nb.cells:
-    if cell.cell_type == "code" and any(k in cell.source for k in ("cuda.is_available()", "device_count()")):
-        text = "".join(o.get("text", "") for o in cell.outputs if o.get("output_type") == "stream")
-        gpu.append(text.strip().splitlines()[-1] if text.strip() else "")
-print(json.dumps(gpu))
-"""
-
 
 def zip_for(name: str) -> bytes:
     """The zip the site offers for recipe ``name``; the generator's when no site was built."""
@@ -102,6 +90,10 @@ def test_zip_is_plain_complete_and_deterministic(name):
         if rel.endswith(".py"):
             assert not IMPORT_OF_PACKAGE.search(content.decode()), f"{rel} imports ffi_cookbook"
     cells = json.loads(files["notebook.ipynb"])["cells"]
+    # The page shows the outputs of this notebook's run (tools/recipe_runs.py): same code, word for word.
+    page_code = [c.source for c in jupytext.read(recipes.recipe(name).folder / "notebook.md").cells
+                 if c.cell_type == "code"]
+    assert [c["source"] for c in cells if c["cell_type"] == "code"] == page_code
     for cell in cells:
         assert not IMPORT_OF_PACKAGE.search(cell["source"]), cell["source"]
         if cell["cell_type"] == "markdown":  # plain Markdown: no MyST directive or role left
@@ -135,8 +127,9 @@ def test_requirements_are_what_the_recipe_imports(name):
                 imported |= {a.name.split(".")[0] for a in node.names}
             elif isinstance(node, ast.ImportFrom) and node.level == 0:
                 imported.add(node.module.split(".")[0])
+    ours = {"ffi_cookbook", "cookbook_build", "cookbook_testing"}  # vendored into the zip
     third_party = {DISTRIBUTION.get(m, m) for m in imported
-                   if m not in sys.stdlib_module_names and m not in local and m != "ffi_cookbook"}
+                   if m not in sys.stdlib_module_names and m not in local and m not in ours}
     lines = (folder / "requirements.txt").read_text().splitlines()
     required = {re.split(r"[=<>!~ ;\[]", line, maxsplit=1)[0] for line in lines if line and not line.startswith("#")}
     assert required - TOOLS.get(name, set()) == third_party | {"apache-tvm-ffi", "pytest"}
@@ -232,8 +225,9 @@ def test_zip_builds_passes_and_runs_its_notebook_alone(name, takeaway_venv, tmp_
     if junit:
         name_recipe_tests(junit, name)
     middle = time.perf_counter()
-    done = takeaway_venv.run([takeaway_venv.python, "-c", EXECUTE_NOTEBOOK], cwd=folder)
-    gpu_cells = json.loads(done.stdout.strip().splitlines()[-1])
+    record = recipe_runs.record_for(name, zip_for(name), BUILD)  # the site build ran this zip's notebook
+    how = "executed by the site build" if record else "executed here"
+    gpu_cells = record["gpu_cells"] if record else recipe_runs.execute(folder, takeaway_venv)
     assert all(gpu_cells), f"a GPU cell printed nothing (it must say why it did not run): {gpu_cells}"
-    print(f"{name}: README {middle - start:.0f} s, notebook {time.perf_counter() - middle:.0f} s; "
+    print(f"{name}: README {middle - start:.0f} s, notebook {how} in {time.perf_counter() - middle:.0f} s; "
           f"GPU cells said: {gpu_cells}")

@@ -1,0 +1,123 @@
+"""A fresh virtual environment for the take-away tests, as a reader without the cookbook has it.
+
+It is made with ``python -m venv`` from the interpreter behind the project venv and
+holds apache-tvm-ffi, torch 2.13.0 (installed first, a CPU wheel, so that the
+recipes' ``torch>=`` ranges resolve to it), every recipe's requirements.txt, and
+the Jupyter tools that execute a notebook, and where nvcc is found the NVSHMEM wheel
+recipe 07 asks for (as ``make venv`` does). ``ffi_cookbook`` is not installed, and
+the test asserts it. Under make it is kept in ``<build>/takeaway-venv`` and made
+again when its inputs change (:func:`ensure_venv`). Versions are constrained to the
+project's own pins, so pip takes them from its cache, and a requirements.txt range
+that excludes a pin fails.
+Used by the site build (conf/parallel_notebooks.py executes each recipe's notebook
+from its zip in it) and by the tests (the ``takeaway_venv`` fixture in tests/takeaway_venv.py).
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+TORCH = "torch==2.13.0"
+NOTEBOOK_TOOLS = ["jupytext", "nbclient", "ipykernel", "ninja"]
+
+
+@dataclass
+class Venv:
+    path: Path
+    seconds: float  # wall time of creating it
+
+    @property
+    def python(self) -> Path:
+        return self.path / "bin" / "python"
+
+    def env(self) -> dict[str, str]:
+        """The environment a reader's shell has with this venv activated."""
+        env = {k: v for k, v in os.environ.items()
+               if k not in {"PYTHONPATH", "FFI_COOKBOOK_BUILD_DIR", "FFI_COOKBOOK_LIBRARY", "VIRTUAL_ENV"}}
+        env["PATH"] = f"{self.path / 'bin'}{os.pathsep}{env.get('PATH', '')}"
+        env["VIRTUAL_ENV"] = str(self.path)
+        # Tests that compare timings run in make test's pass alone, from the checkout; here other
+        # tests run beside them on the other worker, and a recipe's README runs its whole file.
+        env["PYTEST_ADDOPTS"] = '-m "not timing"'
+        return env
+
+    def run(self, cmd, cwd: Path, timeout: int = 1800, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+        """Run ``cmd`` (a list, or a bash script) in ``cwd``; fail the test with its output.
+
+        ``env`` adds variables to the reader's environment (a report file for pytest, say)."""
+        argv = ["bash", "-euo", "pipefail", "-c", cmd] if isinstance(cmd, str) else [str(c) for c in cmd]
+        done = subprocess.run(argv, cwd=cwd, env={**self.env(), **(env or {})}, capture_output=True, text=True,
+                              timeout=timeout)
+        assert done.returncode == 0, (f"{cmd} in {cwd} failed ({done.returncode})\n"
+                                      f"stdout:\n{done.stdout[-5000:]}\nstderr:\n{done.stderr[-5000:]}")
+        return done
+
+
+def project_pins() -> str:
+    """The project's pins (pyproject.toml's docs and test extras), one requirement a line."""
+    return subprocess.run([sys.executable, str(ROOT / "tools" / "requirements.py"), "docs", "test"],
+                          capture_output=True, text=True, check=True).stdout
+
+
+def constraints(path: Path) -> Path:
+    """The project's pins as a pip constraints file."""
+    path.write_text(project_pins())
+    return path
+
+
+def nvshmem_requirement() -> str:
+    """The NVSHMEM wheel recipe 07's requirements.txt names for its optional NVSHMEM part."""
+    text = (ROOT / "cookbook" / "07-nvshmem" / "requirements.txt").read_text()
+    return re.search(r"nvidia-nvshmem-cu\d+==[\w.]+", text).group(0)
+
+
+def inputs_key() -> str:
+    """What a take-away venv is made from: a venv made from other inputs is made again."""
+    digest = hashlib.sha256()
+    parts = [sys.base_prefix, TORCH, " ".join(NOTEBOOK_TOOLS), project_pins(), str(bool(shutil.which("nvcc")))]
+    parts += [p.read_text() for p in sorted((ROOT / "cookbook").glob("*/requirements.txt"))]
+    for part in parts:
+        digest.update(part.encode() + b"\0")
+    return digest.hexdigest()
+
+
+def ensure_venv(folder: Path) -> Venv:
+    """The take-away venv in ``folder``, made (again) unless one from the same inputs is there."""
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    with open(folder.parent / f"{folder.name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        ready = folder / "ready.json"
+        key = inputs_key()
+        if ready.is_file() and json.loads(ready.read_text()).get("key") == key:
+            return Venv(folder, json.loads(ready.read_text())["seconds"])
+        shutil.rmtree(folder, ignore_errors=True)
+        venv = make_venv(folder)
+        ready.write_text(json.dumps({"seconds": venv.seconds, "key": key}))
+        return venv
+
+
+def make_venv(folder: Path) -> Venv:
+    start = time.perf_counter()
+    base_python = Path(sys.base_prefix) / "bin" / f"python{sys.version_info.major}.{sys.version_info.minor}"
+    subprocess.run([str(base_python), "-m", "venv", str(folder)], check=True, capture_output=True)
+    venv = Venv(folder, 0.0)
+    pip = [venv.python, "-m", "pip", "install", "-q"]
+    venv.run(pip + [TORCH], cwd=folder)
+    requirements = [f"-r{p}" for p in sorted((ROOT / "cookbook").glob("*/requirements.txt"))]
+    venv.run(pip + ["-c", constraints(folder / "constraints.txt"), *requirements, *NOTEBOOK_TOOLS],
+             cwd=folder)
+    if shutil.which("nvcc"):  # a reader with nvcc installs what recipe 07 asks for, as `make venv` does
+        venv.run(pip + [nvshmem_requirement()], cwd=folder)
+    venv.seconds = time.perf_counter() - start
+    return venv
