@@ -9,6 +9,11 @@ again. The settings the build gives its kernels (the IPython profile that
 parallel_notebooks writes) are part of every hash: a change to them, such as
 the traceback mode, shows on every page only if every page runs again. Hashes
 are kept beside myst-nb's cache.
+
+A recipe's notebook runs from the recipe's zip in the take-away venv
+(conf/parallel_notebooks.py), so its hash also covers the zip (the helper
+headers and vendored helpers it carries) and what the venv is made from; and
+the page runs again when that run's record (tools/recipe_runs.py) is missing.
 """
 
 from __future__ import annotations
@@ -54,6 +59,28 @@ def _notebooks(srcdir: Path):
                 yield path
 
 
+def takeaway_digests(notebooks: list[Path], build: Path) -> tuple[dict, set]:
+    """For each recipe notebook: the digest of its zip and of the take-away venv's inputs;
+    and the recipe notebooks without a record of running that zip (see tools/recipe_runs.py)."""
+    from ffi_cookbook import recipes
+    from tools import recipe_runs
+    from tools.takeaway_venv import inputs_key
+
+    names = {r.name for r in recipes.recipes()}
+    key = None
+    digests, unrecorded = {}, set()
+    for nb in notebooks:
+        name = nb.parent.name
+        if nb.name != "notebook.md" or nb.parent.parent.name != "cookbook" or name not in names:
+            continue
+        key = key or inputs_key()
+        data = recipes.zip_bytes(recipes.recipe_files(name), name)
+        digests[nb] = f"{recipe_runs.zip_digest(data)} {key}"
+        if recipe_runs.record_for(name, data, build) is None:
+            unrecorded.add(nb)
+    return digests, unrecorded
+
+
 def _drop_stale(app) -> None:
     from jupyter_cache import get_cache
 
@@ -61,8 +88,12 @@ def _drop_stale(app) -> None:
     stamp = cache_dir / "source-digests.json"
     old = json.loads(stamp.read_text()) if stamp.is_file() else {}
     settings = kernel_settings_digest()
-    new = {str(nb): f"{folder_digest(nb.parent)} {settings}" for nb in _notebooks(Path(app.srcdir))}
-    stale = {uri for uri, digest in new.items() if old.get(uri) != digest}
+    notebooks = list(_notebooks(Path(app.srcdir)))
+    build = Path(os.environ.get("FFI_COOKBOOK_BUILD_DIR") or Path(app.outdir).parent)
+    takeaway, unrecorded = takeaway_digests(notebooks, build)
+    new = {str(nb): f"{folder_digest(nb.parent)} {settings}" + (f" {takeaway[nb]}" if nb in takeaway else "")
+           for nb in notebooks}
+    stale = {uri for uri, digest in new.items() if old.get(uri) != digest} | {str(nb) for nb in unrecorded}
     if stale and cache_dir.is_dir():
         cache = get_cache(cache_dir)
         for record in cache.list_cache_records():

@@ -153,11 +153,19 @@ def _before_read(app, env, docnames) -> None:
     _WORK.clear()
     _WORK.update(work)
     if recipes_alone or any(e[-1] for items in work.values() for e in items):
-        from tools.takeaway_venv import ensure_venv
+        from tools.takeaway_venv import venv_for_build
 
         _TAKEAWAY["build"] = _build_dir(app)
         logger.info("the recipes' notebooks run from their zips: making or checking the take-away venv")
-        _TAKEAWAY["venv"] = ensure_venv(_TAKEAWAY["build"] / "takeaway-venv")
+        try:
+            _TAKEAWAY["venv"] = venv_for_build(_TAKEAWAY["build"])
+        except Exception as err:  # noqa: BLE001  (no venv, no take-away run: the tests will say why)
+            logger.info(f"no take-away venv ({type(err).__name__}: {str(err)[-2000:]}); "
+                        "the recipes' notebooks run in the checkout instead")
+            for items in work.values():
+                items[:] = [(*e[:-1], None) for e in items]
+            alone |= {e[0] for e in recipes_alone}
+            recipes_alone = []
     log = []
     if work:
         workers = min(app.config.notebook_workers, len(work))

@@ -7,22 +7,20 @@ from pathlib import Path
 
 import pytest
 
-from tools.takeaway_venv import Venv, ensure_venv
+from tools.takeaway_venv import Venv, ensure_venv, venv_for_build
 
 __all__ = ["Venv", "takeaway_venv"]
 
 
 @pytest.fixture(scope="session")
 def takeaway_venv(tmp_path_factory) -> Venv:
-    reuse = os.environ.get("FFI_COOKBOOK_TAKEAWAY_VENV")  # a developer's shortcut
-    if reuse:
-        return Venv(Path(reuse), 0.0)
     # Under make (a build folder named), the venv is kept in it and made again only when what it
     # is made from changes (inputs_key): a clean clone, as in CI, makes a fresh one, and the next
-    # `make test` does not wait a minute for pip. Elsewhere, one per test session.
+    # `make test` does not wait a minute for pip; the site build has usually made it already.
+    # $FFI_COOKBOOK_TAKEAWAY_VENV names one to use as it is. Elsewhere, one per test session.
     build = os.environ.get("FFI_COOKBOOK_BUILD_DIR")
-    if build:
-        return ensure_venv(Path(build).resolve() / "takeaway-venv")
+    if build or os.environ.get("FFI_COOKBOOK_TAKEAWAY_VENV"):
+        return venv_for_build(Path(build or "."))
     # Under pytest-xdist the workers of one run share the parent of their temporary
     # folders: the first to get the lock makes the venv, the others wait and use it.
     base = tmp_path_factory.getbasetemp()

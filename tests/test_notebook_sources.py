@@ -29,3 +29,31 @@ def test_kernel_settings_are_part_of_the_digest(tmp_path, monkeypatch):
     config = tmp_path / "ipython" / "profile_default" / "ipython_kernel_config.py"
     config.write_text('c.InteractiveShell.xmode = "Context"\n')
     assert kernel_settings_digest() not in ("", plain)
+
+
+def test_a_recipe_page_takes_the_outputs_of_the_same_code_only():
+    import nbformat
+    import pytest
+
+    from parallel_notebooks import take_outputs
+
+    def notebook(*sources):
+        return nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell("# title")]
+                                        + [nbformat.v4.new_code_cell(s) for s in sources])
+
+    page, ran = notebook("a = 1", "print(a)"), notebook("a = 1", "print(a)")
+    ran.cells[2].outputs = [nbformat.v4.new_output("stream", name="stdout", text="1\n")]
+    ran.cells[2].execution_count = 2
+    take_outputs(page, ran)
+    assert page.cells[2].outputs[0]["text"] == "1\n" and page.cells[2].execution_count == 2
+    with pytest.raises(ValueError, match="not the page's"):  # an import rewritten, say
+        take_outputs(notebook("a = 1", "print(a)"), notebook("a = 2", "print(a)"))
+
+
+def test_a_recipe_page_runs_again_when_its_zip_changes_or_was_not_run(tmp_path):
+    from notebook_sources import takeaway_digests
+
+    root = Path(__file__).resolve().parents[1]
+    notebooks = [root / "docs" / "cookbook" / "01-add-one" / "notebook.md", root / "docs" / "get-started.md"]
+    digests, unrecorded = takeaway_digests(notebooks, tmp_path)  # no record in an empty build folder
+    assert set(digests) == set(unrecorded) == {notebooks[0]}  # a guide page has no zip

@@ -162,6 +162,27 @@ def test_site_offers_every_download():
         assert {f"{folder}-code/include/{h}" for h in included} <= set(names), folder
 
 
+def test_site_ran_every_recipe_notebook_from_its_zip():
+    """The built site shows, for every recipe, the run of the zip it offers (tools/recipe_runs.py)."""
+    if not (BUILD / "html" / "index.html").is_file():
+        pytest.skip("the site is not built (make docs)")
+    not_run = [name for name in RECIPE_NAMES if recipe_runs.record_for(name, zip_for(name), BUILD) is None]
+    assert not not_run, f"no record of the site build running these zips' notebooks (make docs; its log says why): {not_run}"
+
+
+def test_a_record_is_of_one_zip_and_one_venv(tmp_path):
+    data = zip_for("01-add-one")
+    runs = tmp_path / recipe_runs.RUNS
+    runs.mkdir()
+    record = {"zip": recipe_runs.zip_digest(data), "venv": recipe_runs.inputs_key(), "gpu_cells": ["no GPU"]}
+    (runs / "01-add-one.json").write_text(json.dumps(record))
+    assert recipe_runs.record_for("01-add-one", data, tmp_path) == record
+    assert recipe_runs.record_for("01-add-one", data + b"changed", tmp_path) is None
+    assert recipe_runs.record_for("02-tensor-and-view", data, tmp_path) is None
+    (runs / "01-add-one.json").write_text(json.dumps({**record, "venv": "another"}))
+    assert recipe_runs.record_for("01-add-one", data, tmp_path) is None
+
+
 # -- each zip, alone, in a fresh venv (slow) ------------------------------------------------
 
 def test_fresh_venv_has_no_ffi_cookbook(takeaway_venv):
