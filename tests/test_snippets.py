@@ -125,3 +125,24 @@ def test_site_report_has_nothing_unverified(root):
     assert report["summary"].endswith(" 0 unverified, " + str(len(report["exempt"])) + " exempt")
     page = (site / "html" / "snippets.html").read_text()
     assert report["summary"] in page
+
+
+def test_a_recipe_runs_copy_counts_only_while_it_is_the_checkouts_file(tmp_path, monkeypatch):
+    """A build in an unzipped recipe (<build root>/recipe-runs) is evidence for the checkout's
+    file only while the copy it compiled holds the same bytes (tools/snippets/evidence.py)."""
+    from tools.snippets.evidence import Evidence
+
+    root, build = tmp_path / "checkout", tmp_path / "checkout" / "_build"
+    source, helper = root / "cookbook" / "01-x" / "k_cpu.cc", root / "include" / "ffi_cookbook" / "h.h"
+    copy = build / "recipe-runs" / "01-x" / "k_cpu.cc"
+    helper_copy = build / "recipe-runs" / "01-x" / "include" / "ffi_cookbook" / "h.h"
+    for path, text in ((source, "int f();\n"), (helper, "#pragma once\n"), (copy, "int f();\n"),
+                       (helper_copy, "#pragma once\n")):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    monkeypatch.setenv("FFI_COOKBOOK_BUILD_DIR", str(build))
+    evidence = Evidence(root)
+    assert evidence._twin(copy) == source and evidence._twin(helper_copy) == helper
+    assert evidence._twin(source) == source  # the checkout's own file is itself
+    copy.write_text("int g();\n")  # the checkout changed since the run: not the same file any more
+    assert Evidence(root)._twin(copy) == copy

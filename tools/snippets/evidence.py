@@ -1,6 +1,10 @@
 """Evidence that a file shown with literalinclude is compiled, configured or tested.
 
 Nothing here is a hand-kept list: the evidence is what the builds left behind.
+The builds of a recipe's notebook run in an unzipped copy of the recipe
+(``<build root>/recipe-runs/<name>``, tools/recipe_runs.py): a file there that is
+byte for byte the checkout's (``cookbook/<name>/...``, or ``include/...`` for a
+helper header) counts as the checkout's, and is judged fresh against the copy.
 - C, C++, CUDA sources: a compile step of some ninja build (`ninja -t compdb`:
   CMake builds, torch extension builds) or an entry of a compile_commands.json,
   whose object file exists and is newer than the source.
@@ -39,15 +43,34 @@ class Evidence:
     def __init__(self, root: Path):
         self.root = root
         self.compilers: dict[Path, str] = {}  # object file -> its compiler as called (filled by `objects`)
+        self.build_root = Path(os.environ.get("FFI_COOKBOOK_BUILD_DIR") or self.root / "_build").resolve()
+        self.copies: dict[Path, Path] = {}  # checkout file -> its copy in a recipe run (filled by `_twin`)
+
+    def _twin(self, path: Path) -> Path:
+        """The checkout file a recipe run's file is a byte-identical copy of; else ``path``."""
+        runs = self.build_root / "recipe-runs"
+        if not path.is_relative_to(runs) or not path.is_file():
+            return path
+        name, *rest = path.relative_to(runs).parts
+        rel = Path(*rest) if rest else Path()
+        twin = (self.root / rel) if rel.parts[:1] == ("include",) else self.root / "cookbook" / name / rel
+        if not twin.is_file() or twin.read_bytes() != path.read_bytes():
+            return path
+        self.copies[twin] = path
+        return twin
+
+    def _fresh(self, product: Path, path: Path) -> bool:
+        """``product`` is newer than the checkout file ``path``, or than its copy in a recipe run."""
+        return _newer(product, path) or (path in self.copies and _newer(product, self.copies[path]))
 
     @cached_property
     def build_dirs(self) -> list[Path]:
         """Every build folder (one holding build.ninja or CMakeCache.txt) under the root, and
         under <build root>/cmake, where the builds of the checkout's folders go
-        (`$FFI_COOKBOOK_BUILD_DIR`, else root/_build; see ffi_cookbook.build.build_dir_for)."""
-        out_of_tree = Path(os.environ.get("FFI_COOKBOOK_BUILD_DIR") or self.root / "_build") / "cmake"
+        (`$FFI_COOKBOOK_BUILD_DIR`, else root/_build; see ffi_cookbook.build.build_dir_for),
+        and under <build root>/recipe-runs."""
         found = []
-        for top in [self.root, out_of_tree]:
+        for top in [self.root, self.build_root / "cmake", self.build_root / "recipe-runs"]:
             for folder, dirs, files in os.walk(top):
                 dirs[:] = [d for d in dirs if d not in PRUNE and not d.startswith("_build")]
                 if "build.ninja" in files or "CMakeCache.txt" in files:
@@ -67,7 +90,7 @@ class Evidence:
                 entries += json.loads((build / "compile_commands.json").read_text())
             for entry in entries:
                 directory = Path(entry["directory"])
-                source = (directory / entry["file"]).resolve()
+                source = self._twin((directory / entry["file"]).resolve())
                 output = entry.get("output") or _output_from_command(entry)
                 if output:
                     table.setdefault(source, []).append((directory / output).resolve())
@@ -75,9 +98,9 @@ class Evidence:
         return table
 
     @cached_property
-    def header_deps(self) -> dict[Path, Path]:
-        """Header -> one object file that includes it (from ninja's dependency log)."""
-        deps: dict[Path, Path] = {}
+    def header_deps(self) -> dict[Path, list[Path]]:
+        """Header -> the object files that include it (from ninja's dependency log)."""
+        deps: dict[Path, list[Path]] = {}
         for build in self.build_dirs:
             if not (build / "build.ninja").is_file():
                 continue
@@ -87,13 +110,13 @@ class Evidence:
                 if line and not line.startswith(" "):
                     target = (build / line.split(":")[0]).resolve()
                 elif line.strip() and target is not None:
-                    deps.setdefault((build / line.strip()).resolve(), target)
+                    deps.setdefault(self._twin((build / line.strip()).resolve()), []).append(target)
         return deps
 
     @cached_property
-    def cmake_inputs(self) -> dict[Path, Path]:
-        """CMake file -> the build.ninja of a configured build that read it."""
-        inputs: dict[Path, Path] = {}
+    def cmake_inputs(self) -> dict[Path, list[Path]]:
+        """CMake file -> the build.ninja files of the configured builds that read it."""
+        inputs: dict[Path, list[Path]] = {}
         for build in self.build_dirs:
             ninja = build / "build.ninja"
             if not ninja.is_file():
@@ -103,19 +126,19 @@ class Evidence:
             for item in re.split(r"(?<!\$) ", match.group(1)) if match else []:
                 item = item.replace("$ ", " ").strip()
                 if item:
-                    inputs.setdefault((build / item).resolve(), ninja)
+                    inputs.setdefault(self._twin((build / item).resolve()), []).append(ninja)
         return inputs
 
     @cached_property
-    def skbuild_sources(self) -> dict[Path, Path]:
-        """Source folder -> CMakeCache.txt of a scikit-build-core build of it."""
-        found: dict[Path, Path] = {}
+    def skbuild_sources(self) -> dict[Path, list[Path]]:
+        """Source folder -> CMakeCache.txt files of scikit-build-core builds of it."""
+        found: dict[Path, list[Path]] = {}
         for build in self.build_dirs:
             cache = build / "CMakeCache.txt"
             text = cache.read_text(errors="replace") if cache.is_file() else ""
             home = re.search(r"^CMAKE_HOME_DIRECTORY:INTERNAL=(.*)$", text, re.M)
             if home and re.search(r"^SKBUILD:", text, re.M):
-                found.setdefault(Path(home.group(1)).resolve(), cache)
+                found.setdefault(self._twin(Path(home.group(1)).resolve() / "pyproject.toml").parent, []).append(cache)
         return found
 
     @cached_property
@@ -143,28 +166,28 @@ class Evidence:
         suffix = path.suffix.lower()
         if suffix in SOURCES:
             objects = self.objects.get(path, [])
-            fresh = [o for o in objects if _newer(o, path)]
+            fresh = [o for o in objects if self._fresh(o, path)]
             if fresh:
                 block.tool = self.compilers.get(fresh[0], "")
                 return block.ok(f"{shown} is compiled by a build (compile_commands.json, object up to date)")
             why = "its object is older than the source: rebuild" if objects else "no build compiles it"
             return block.fail(f"{shown}: {why}")
         if suffix in HEADERS:
-            user = self.header_deps.get(path)
-            if user is not None and _newer(user, path):
+            user = next((u for u in self.header_deps.get(path, []) if self._fresh(u, path)), None)
+            if user is not None:
                 self.objects  # noqa: B018  (reads the compile commands: fills self.compilers)
                 block.tool = self.compilers.get(user, "")
                 return block.ok(f"{shown} is included by a compiled object ({user.name})")
             return block.fail(f"{shown}: no compiled object includes it (or its object is stale)")
         if path.name == "CMakeLists.txt" or suffix == ".cmake":
-            ninja = self.cmake_inputs.get(path)
-            if ninja is not None and _newer(ninja, path):
+            ninja = next((n for n in self.cmake_inputs.get(path, []) if self._fresh(n, path)), None)
+            if ninja is not None:
                 block.tool = "cmake"
                 return block.ok(f"{shown} is read by a configured CMake build")
             return block.fail(f"{shown}: no configured CMake build reads it (or the build is stale)")
         if path.name == "pyproject.toml":
-            cache = self.skbuild_sources.get(path.parent)
-            if cache is not None and _newer(cache, path):
+            cache = next((c for c in self.skbuild_sources.get(path.parent, []) if self._fresh(c, path)), None)
+            if cache is not None:
                 return block.ok(f"{shown} drives a scikit-build-core build ({cache.parent.name})")
             return block.fail(f"{shown}: no scikit-build-core build of its folder (or the build is stale)")
         if suffix == ".py" and path in self.test_modules:
