@@ -76,21 +76,21 @@ def takeaway_digests(notebooks: list[Path], build: Path) -> tuple[dict, set]:
         key = key or inputs_key()
         data = recipes.zip_bytes(recipes.recipe_files(name), name)
         digests[nb] = f"{recipe_runs.zip_digest(data)} {key}"
-        if recipe_runs.record_for(name, data, build) is None:
+        if recipe_runs.record_for(name, data, build, key) is None:
             unrecorded.add(nb)
     return digests, unrecorded
 
 
 def _drop_stale(app) -> None:
     from jupyter_cache import get_cache
+    from parallel_notebooks import build_dir
 
     cache_dir = Path(app.config.nb_execution_cache_path)
     stamp = cache_dir / "source-digests.json"
     old = json.loads(stamp.read_text()) if stamp.is_file() else {}
     settings = kernel_settings_digest()
     notebooks = list(_notebooks(Path(app.srcdir)))
-    build = Path(os.environ.get("FFI_COOKBOOK_BUILD_DIR") or Path(app.outdir).parent)
-    takeaway, unrecorded = takeaway_digests(notebooks, build)
+    takeaway, unrecorded = takeaway_digests(notebooks, build_dir(app))
     new = {str(nb): f"{folder_digest(nb.parent)} {settings}" + (f" {takeaway[nb]}" if nb in takeaway else "")
            for nb in notebooks}
     stale = {uri for uri, digest in new.items() if old.get(uri) != digest} | {str(nb) for nb in unrecorded}

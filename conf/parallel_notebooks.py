@@ -155,7 +155,7 @@ def _before_read(app, env, docnames) -> None:
     if recipes_alone or any(e[-1] for items in work.values() for e in items):
         from tools.takeaway_venv import venv_for_build
 
-        _TAKEAWAY["build"] = _build_dir(app)
+        _TAKEAWAY["build"] = build_dir(app)
         logger.info("the recipes' notebooks run from their zips: making or checking the take-away venv")
         try:
             _TAKEAWAY["venv"] = venv_for_build(_TAKEAWAY["build"])
@@ -218,14 +218,14 @@ def _after_read(app, env) -> None:
     del env.parallel_notebooks_started, env.parallel_notebooks_alone
 
 
-def _build_dir(app) -> Path:
+def build_dir(app) -> Path:
     return Path(os.environ.get("FFI_COOKBOOK_BUILD_DIR") or Path(app.outdir).parent).resolve()
 
 
 def _append_log(app, entries: list[dict]) -> None:
     if not entries:
         return
-    build = _build_dir(app)
+    build = build_dir(app)
     (build / "timing").mkdir(parents=True, exist_ok=True)
     with (build / "timing" / "notebooks.jsonl").open("a") as out:
         out.writelines(json.dumps(e) + "\n" for e in entries)

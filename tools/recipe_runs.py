@@ -75,12 +75,13 @@ def run_from_zip(name: str, data: bytes, build: Path, venv: Venv, timeout: int =
     return executed, record
 
 
-def record_for(name: str, data: bytes, build: Path) -> dict | None:
-    """The site build's record of running this very zip in a venv made as today's, else None."""
+def record_for(name: str, data: bytes, build: Path, key: str | None = None) -> dict | None:
+    """The site build's record of running this very zip in a venv made as today's, else None
+    (``key``: the venv's :func:`~tools.takeaway_venv.inputs_key`, when the caller has it)."""
     path = build / RUNS / f"{name}.json"
     if not path.is_file():
         return None
     record = json.loads(path.read_text())
-    if record.get("zip") != zip_digest(data) or record.get("venv") != inputs_key():
+    if record.get("zip") != zip_digest(data) or record.get("venv") != (key or inputs_key()):
         return None
     return record
