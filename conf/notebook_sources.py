@@ -59,19 +59,19 @@ def _notebooks(srcdir: Path):
                 yield path
 
 
-def takeaway_digests(notebooks: list[Path], build: Path) -> tuple[dict, set]:
+def takeaway_digests(notebooks: list[Path], srcdir: Path, build: Path) -> tuple[dict, set]:
     """For each recipe notebook: the digest of its zip and of the take-away venv's inputs;
     and the recipe notebooks without a record of running that zip (see tools/recipe_runs.py)."""
     from ffi_cookbook import recipes
+    from parallel_notebooks import recipe_of
     from tools import recipe_runs
     from tools.takeaway_venv import inputs_key
 
-    names = {r.name for r in recipes.recipes()}
     key = None
     digests, unrecorded = {}, set()
     for nb in notebooks:
-        name = nb.parent.name
-        if nb.name != "notebook.md" or nb.parent.parent.name != "cookbook" or name not in names:
+        name = recipe_of(nb.relative_to(srcdir).with_suffix("").as_posix())
+        if name is None:
             continue
         key = key or inputs_key()
         data = recipes.zip_bytes(recipes.recipe_files(name), name)
@@ -90,7 +90,7 @@ def _drop_stale(app) -> None:
     old = json.loads(stamp.read_text()) if stamp.is_file() else {}
     settings = kernel_settings_digest()
     notebooks = list(_notebooks(Path(app.srcdir)))
-    takeaway, unrecorded = takeaway_digests(notebooks, build_dir(app))
+    takeaway, unrecorded = takeaway_digests(notebooks, Path(app.srcdir), build_dir(app))
     new = {str(nb): f"{folder_digest(nb.parent)} {settings}" + (f" {takeaway[nb]}" if nb in takeaway else "")
            for nb in notebooks}
     stale = {uri for uri, digest in new.items() if old.get(uri) != digest} | {str(nb) for nb in unrecorded}

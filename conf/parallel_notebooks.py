@@ -27,6 +27,7 @@ for ``tools/bench_loop.py``.
 
 from __future__ import annotations
 
+import functools
 import json
 import multiprocessing
 import os
@@ -61,7 +62,8 @@ def _execute_one(path: str, notebook, recipe: str | None, timeout: int, allow_er
     from tools import recipe_runs
 
     data = recipes.zip_bytes(recipes.recipe_files(recipe), recipe)
-    executed, record = recipe_runs.run_from_zip(recipe, data, _TAKEAWAY["build"], _TAKEAWAY["venv"], timeout)
+    executed, record = recipe_runs.run_from_zip(recipe, data, _TAKEAWAY["build"], _TAKEAWAY["venv"], timeout,
+                                                _TAKEAWAY["key"])
     take_outputs(notebook, nbformat.read(executed, as_version=4))
     return record["seconds"]
 
@@ -91,14 +93,18 @@ def _execute_folder(folder: str, timeout: int, allow_errors: bool) -> list[tuple
     return done
 
 
-def _recipe_of(docname: str) -> str | None:
-    """``cookbook/<name>/notebook`` -> ``<name>`` for a recipe of the cookbook, else None."""
+@functools.cache
+def _recipe_names() -> frozenset[str]:
     from ffi_cookbook import recipes
 
+    return frozenset(r.name for r in recipes.recipes())
+
+
+def recipe_of(docname: str) -> str | None:
+    """``cookbook/<name>/notebook`` -> ``<name>`` for a recipe of the cookbook, else None."""
     parts = docname.split("/")
-    if len(parts) == 3 and parts[0] == "cookbook" and parts[2] == "notebook":
-        if parts[1] in {r.name for r in recipes.recipes()}:
-            return parts[1]
+    if len(parts) == 3 and parts[0] == "cookbook" and parts[2] == "notebook" and parts[1] in _recipe_names():
+        return parts[1]
     return None
 
 
@@ -131,7 +137,7 @@ def _to_execute(app, env, docnames) -> tuple[dict, set, list]:
             continue  # cached and up to date
         except KeyError:
             pass
-        entry = (docname, path, notebook, reader.read_fmt, _recipe_of(docname))
+        entry = (docname, path, notebook, reader.read_fmt, recipe_of(docname))
         if runs_alone(notebook):
             if entry[-1]:
                 recipes_alone.append(entry)
@@ -153,12 +159,13 @@ def _before_read(app, env, docnames) -> None:
     _WORK.clear()
     _WORK.update(work)
     if recipes_alone or any(e[-1] for items in work.values() for e in items):
-        from tools.takeaway_venv import venv_for_build
+        from tools.takeaway_venv import inputs_key, venv_at
 
         _TAKEAWAY["build"] = build_dir(app)
         logger.info("the recipes' notebooks run from their zips: making or checking the take-away venv")
         try:
-            _TAKEAWAY["venv"] = venv_for_build(_TAKEAWAY["build"])
+            _TAKEAWAY["venv"] = venv_at(_TAKEAWAY["build"] / "takeaway-venv")
+            _TAKEAWAY["key"] = inputs_key()
         except Exception as err:  # noqa: BLE001  (no venv, no take-away run: the tests will say why)
             logger.info(f"no take-away venv ({type(err).__name__}: {str(err)[-2000:]}); "
                         "the recipes' notebooks run in the checkout instead")

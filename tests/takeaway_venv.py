@@ -7,9 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tools.takeaway_venv import Venv, ensure_venv, venv_for_build
-
-__all__ = ["Venv", "takeaway_venv"]
+from tools.takeaway_venv import Venv, venv_at
 
 
 @pytest.fixture(scope="session")
@@ -19,10 +17,10 @@ def takeaway_venv(tmp_path_factory) -> Venv:
     # `make test` does not wait a minute for pip; the site build has usually made it already.
     # $FFI_COOKBOOK_TAKEAWAY_VENV names one to use as it is. Elsewhere, one per test session.
     build = os.environ.get("FFI_COOKBOOK_BUILD_DIR")
-    if build or os.environ.get("FFI_COOKBOOK_TAKEAWAY_VENV"):
-        return venv_for_build(Path(build or "."))
+    if build:
+        return venv_at(Path(build) / "takeaway-venv")
     # Under pytest-xdist the workers of one run share the parent of their temporary
     # folders: the first to get the lock makes the venv, the others wait and use it.
     base = tmp_path_factory.getbasetemp()
     shared = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
-    return ensure_venv(shared / "takeaway-venv")
+    return venv_at(shared / "takeaway-venv")

@@ -55,5 +55,5 @@ def test_a_recipe_page_runs_again_when_its_zip_changes_or_was_not_run(tmp_path):
 
     root = Path(__file__).resolve().parents[1]
     notebooks = [root / "docs" / "cookbook" / "01-add-one" / "notebook.md", root / "docs" / "get-started.md"]
-    digests, unrecorded = takeaway_digests(notebooks, tmp_path)  # no record in an empty build folder
+    digests, unrecorded = takeaway_digests(notebooks, root / "docs", tmp_path)  # no record in an empty build folder
     assert set(digests) == set(unrecorded) == {notebooks[0]}  # a guide page has no zip

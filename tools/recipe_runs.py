@@ -55,10 +55,12 @@ def execute(folder: Path, venv: Venv, executed: Path | None = None, timeout: int
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
-def run_from_zip(name: str, data: bytes, build: Path, venv: Venv, timeout: int = 1500) -> tuple[Path, dict]:
+def run_from_zip(name: str, data: bytes, build: Path, venv: Venv, timeout: int = 1500,
+                 key: str | None = None) -> tuple[Path, dict]:
     """Unzip ``data`` (recipe ``name``'s zip) into an empty folder and execute its notebook.
 
-    Returns the executed notebook's path and the record written beside the folder."""
+    Returns the executed notebook's path and the record written beside the folder
+    (``key``: the venv's :func:`~tools.takeaway_venv.inputs_key`, when the caller has it)."""
     runs = build / RUNS
     folder = runs / name
     record_path = runs / f"{name}.json"
@@ -69,7 +71,7 @@ def run_from_zip(name: str, data: bytes, build: Path, venv: Venv, timeout: int =
     executed = runs / f"{name}.executed.ipynb"
     start = time.perf_counter()
     gpu_cells = execute(folder, venv, executed, timeout)
-    record = {"zip": zip_digest(data), "venv": inputs_key(), "gpu_cells": gpu_cells,
+    record = {"zip": zip_digest(data), "venv": key or inputs_key(), "gpu_cells": gpu_cells,
               "seconds": round(time.perf_counter() - start, 2)}
     record_path.write_text(json.dumps(record, indent=1) + "\n")
     return executed, record

@@ -123,10 +123,10 @@ def make_venv(folder: Path) -> Venv:
     return venv
 
 
-def venv_for_build(build: Path) -> Venv:
-    """The take-away venv of a build folder: ``<build>/takeaway-venv`` (:func:`ensure_venv`),
-    or the one ``$FFI_COOKBOOK_TAKEAWAY_VENV`` names (a developer's shortcut, used as it is)."""
+def venv_at(folder: Path) -> Venv:
+    """The take-away venv in ``folder`` (:func:`ensure_venv`), or the one
+    ``$FFI_COOKBOOK_TAKEAWAY_VENV`` names (a developer's shortcut, used as it is)."""
     reuse = os.environ.get("FFI_COOKBOOK_TAKEAWAY_VENV")
     if reuse:
         return Venv(Path(reuse), 0.0)
-    return ensure_venv(Path(build).resolve() / "takeaway-venv")
+    return ensure_venv(Path(folder).resolve())

@@ -28,6 +28,9 @@ import tomllib
 from functools import cached_property
 from pathlib import Path
 
+from ffi_cookbook.build import build_root
+from tools.recipe_runs import RUNS
+
 from .collect import Block
 
 SOURCES = {".c", ".cc", ".cpp", ".cxx", ".cu"}
@@ -43,12 +46,12 @@ class Evidence:
     def __init__(self, root: Path):
         self.root = root
         self.compilers: dict[Path, str] = {}  # object file -> its compiler as called (filled by `objects`)
-        self.build_root = Path(os.environ.get("FFI_COOKBOOK_BUILD_DIR") or self.root / "_build").resolve()
+        self.build_root = build_root(self.root)
         self.copies: dict[Path, Path] = {}  # checkout file -> its copy in a recipe run (filled by `_twin`)
 
     def _twin(self, path: Path) -> Path:
         """The checkout file a recipe run's file is a byte-identical copy of; else ``path``."""
-        runs = self.build_root / "recipe-runs"
+        runs = self.build_root / RUNS
         if not path.is_relative_to(runs) or not path.is_file():
             return path
         name, *rest = path.relative_to(runs).parts
@@ -70,7 +73,7 @@ class Evidence:
         (`$FFI_COOKBOOK_BUILD_DIR`, else root/_build; see ffi_cookbook.build.build_dir_for),
         and under <build root>/recipe-runs."""
         found = []
-        for top in [self.root, self.build_root / "cmake", self.build_root / "recipe-runs"]:
+        for top in [self.root, self.build_root / "cmake", self.build_root / RUNS]:
             for folder, dirs, files in os.walk(top):
                 dirs[:] = [d for d in dirs if d not in PRUNE and not d.startswith("_build")]
                 if "build.ninja" in files or "CMakeCache.txt" in files:
