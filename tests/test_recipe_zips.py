@@ -183,6 +183,30 @@ def test_a_record_is_of_one_zip_and_one_venv(tmp_path):
     assert recipe_runs.record_for("01-add-one", data, tmp_path) is None
 
 
+def test_a_run_s_build_serves_only_today_s_files(tmp_path):
+    """tools/recipe_runs.build_of_run: the fuzz, the threads and the RPATH scan load a site run's
+    build instead of building the checkout's folder, only while it is of today's files."""
+    name, key = "01-add-one", "venv key"
+    files = recipes.recipe_files(name)
+    data = recipes.zip_bytes(files, name)
+    runs = tmp_path / recipe_runs.RUNS
+    zipfile.ZipFile(io.BytesIO(data)).extractall(runs)
+    build = runs / name / "build"
+    build.mkdir()
+    (build / "CMakeCache.txt").write_text("")
+    assert recipe_runs.build_of_run(name, files, tmp_path, key) is None  # no record of a run
+    (runs / f"{name}.json").write_text(json.dumps({"zip": recipe_runs.zip_digest(data), "venv": key}))
+    assert recipe_runs.build_of_run(name, files, tmp_path, key) == build
+    assert recipe_runs.build_of_run(name, files, tmp_path, "another venv") is None
+    changed = {**files, "add_one_cpu.cc": files["add_one_cpu.cc"] + b"\n"}
+    assert recipe_runs.build_of_run(name, changed, tmp_path, key) is None  # the recipe changed since
+    (runs / name / "add_one_cpu.cc").write_bytes(b"edited after the run")
+    assert recipe_runs.build_of_run(name, files, tmp_path, key) is None
+    (runs / name / "add_one_cpu.cc").write_bytes(files["add_one_cpu.cc"])
+    (build / "CMakeCache.txt").unlink()
+    assert recipe_runs.build_of_run(name, files, tmp_path, key) is None  # not configured
+
+
 # -- each zip, alone, in a fresh venv (slow) ------------------------------------------------
 
 def test_fresh_venv_has_no_ffi_cookbook(takeaway_venv):

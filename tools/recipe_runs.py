@@ -87,3 +87,22 @@ def record_for(name: str, data: bytes, build: Path, key: str | None = None) -> d
     if record.get("zip") != zip_digest(data) or record.get("venv") != (key or inputs_key()):
         return None
     return record
+
+
+def build_of_run(name: str, files: dict[str, bytes], build: Path, key: str | None = None) -> Path | None:
+    """The build folder the site build's run of recipe ``name`` left (``<folder>/build``), when
+    that run was of the zip of ``files`` (the recipe as it is now: ``recipes.recipe_files``) and
+    the unzipped folder still holds them, byte for byte; else None.
+
+    The tests that load every recipe's libraries (the fuzz, the threads, the RPATH scan) use it
+    instead of building each recipe folder of the checkout again from the same sources."""
+    from ffi_cookbook import recipes
+
+    folder = build / RUNS / name
+    if record_for(name, recipes.zip_bytes(files, name), build, key) is None:
+        return None
+    for rel, content in files.items():
+        path = folder / rel
+        if rel != "notebook.ipynb" and (not path.is_file() or path.read_bytes() != content):
+            return None
+    return folder / "build" if (folder / "build" / "CMakeCache.txt").is_file() else None

@@ -12,13 +12,26 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def default_libraries() -> list[Path]:
-    """The recipe library and each recipe folder's own libraries (built when needed)."""
+    """The recipe library and each recipe folder's own libraries.
+
+    A recipe's are those the site build made when it ran the recipe's zip, if that zip
+    holds the recipe as it is now (tools/recipe_runs.build_of_run): the same sources and
+    commands, so building the checkout's folder again would compile the same objects.
+    Otherwise (no site built, a file changed since, a sanitizer run's build root) the
+    checkout's folder is built."""
     import ffi_cookbook
-    from ffi_cookbook.build import cmake_build
+    from ffi_cookbook import recipes
+    from ffi_cookbook.build import build_root, cmake_build
+    from tools.recipe_runs import RUNS, build_of_run
+    from tools.takeaway_venv import inputs_key
 
     libraries = [ffi_cookbook.library_path()]
+    root = build_root(ROOT)
+    key = inputs_key() if (root / RUNS).is_dir() else None  # the venv of today's runs
     for cmakelists in sorted((ROOT / "cookbook").glob("*/CMakeLists.txt")):
-        build = cmake_build(cmakelists.parent, verbose=False)
+        name = cmakelists.parent.name
+        build = key and build_of_run(name, recipes.recipe_files(name), root, key)
+        build = build or cmake_build(cmakelists.parent, verbose=False)
         libraries += [p for p in sorted(build.glob("lib*.so")) if exports(p)]
     return libraries
 
