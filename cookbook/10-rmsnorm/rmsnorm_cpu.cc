@@ -4,8 +4,11 @@
 #include <tvm/ffi/container/tensor.h>
 #include <tvm/ffi/function.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <fstream>
+#include <string>
 
 #include "rmsnorm_check.h"
 
@@ -73,32 +76,91 @@ inline float InverseRMS(float* partial, int64_t n, float eps) {
 // y = x * inv_rms * w over [0, n).
 template <typename T>
 inline void ScaleRow(const T* x, const T* w, T* y, int64_t n, float inv_rms) {
+  RMSNORM_INDEPENDENT
   for (int64_t j = 0; j < n; ++j) y[j] = FromFloat<T>(ToFloat(x[j]) * inv_rms * ToFloat(w[j]));
 }
 
-// Each row is read twice: its squares are summed, then it is scaled. The two are
-// overlapped: one loop scales a row (in the L1 cache since its sum) and sums the
-// squares of the next row, so reading the next row and writing this one proceed
-// together instead of one after the other.
+// Scales elements [0, count) of a row into y while adding the squares of `next`[0, count)
+// to the partial sums, one chunk of each per iteration. With the hint the compiler keeps
+// the partial sums in SIMD registers for the whole loop, with no pointer check inside it.
+template <typename T>
+inline void ScaleAndSum(const T* x, const T* w, T* y, const T* next, int64_t count, float inv_rms,
+                        float* partial) {
+  for (int64_t j = 0; j < count; j += kLanes) {
+    RMSNORM_INDEPENDENT
+    for (int l = 0; l < kLanes; ++l) {
+      y[j + l] = FromFloat<T>(ToFloat(x[j + l]) * inv_rms * ToFloat(w[j + l]));
+      float v = ToFloat(next[j + l]);
+      partial[l] += v * v;
+    }
+  }
+}
+
+// A load waits for an unfinished store whose address has the same low 12 bits (the
+// offset in a 4 KiB page) until the CPU can tell that the two differ. Summing the next
+// row's element j beside the store of this row's element j is that case whenever
+// y - (x + n) is a multiple of 4096 bytes, e.g. rows of 1024 floats with x and y at the
+// same offset in their pages, as large allocations usually are. Scaling `lag` elements
+// behind the sum moves the store with the load's offset to (y - (x + n) - lag) mod 4096
+// bytes back. The returned lag, a whole number of chunks below `whole`, puts it nearly
+// 4 KiB back; it is 0 where that store is 512 bytes or more back already (measured: from
+// there on the wait no longer shows).
+template <typename T>
+int64_t AliasFreeLag(const T* x, const T* y, int64_t n, int64_t whole) {
+  constexpr uintptr_t kPage = 4096, kFarEnough = 512, kChunk = kLanes * sizeof(T);
+  uintptr_t back = (reinterpret_cast<uintptr_t>(y) - reinterpret_cast<uintptr_t>(x + n)) % kPage;
+  if (back >= kFarEnough) return 0;
+  int64_t lag = static_cast<int64_t>(back / kChunk + 1) * kLanes;
+  return lag < whole ? lag : 0;
+}
+
+// The size of the largest cache the first CPU core has, in bytes, as Linux lists it in
+// sysfs (what lscpu shows; sysconf's figure can be that of the whole package), 8 MiB
+// where it is not listed. Read once.
+inline int64_t LastLevelCacheBytes() {
+  static const int64_t bytes = [] {
+    int64_t largest = 0;
+    for (int index = 0; index < 8; ++index) {
+      std::ifstream file("/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(index) + "/size");
+      int64_t size = 0;
+      char unit = 0;  // "32768K"
+      if (file >> size >> unit) largest = std::max(largest, size << (unit == 'M' ? 20 : unit == 'K' ? 10 : 0));
+    }
+    return largest > 0 ? largest : int64_t{8} << 20;
+  }();
+  return bytes;
+}
+
+// Each row is read twice: its squares are summed, then it is scaled.
+// - While x and y fit in half the last-level cache, the two are overlapped: one loop
+//   scales a row (in the L1 cache since its sum) and sums the squares of the next row,
+//   so reading the next row and writing this one proceed together. The scaling runs
+//   `lag` elements behind (wrapping around the row; see AliasFreeLag); the sum keeps
+//   its order, so the result does not depend on where y is.
+// - Beyond that, both come from main memory, where the overlap is slower than taking
+//   one row at a time: sum it, then scale it (still in the L1 cache).
 template <typename T>
 RMSNORM_SIMD_CLONES void RMSNormRows(const T* x, const T* w, T* y, int64_t rows, int64_t n,
                                      float eps) {
   float partial[kLanes] = {};
+  int64_t whole = n - n % kLanes;  // elements in whole chunks; the rest, one at a time
+  if (2 * rows * n * static_cast<int64_t>(sizeof(T)) > LastLevelCacheBytes() / 2) {
+    for (int64_t r = 0; r < rows; ++r, x += n, y += n) {
+      AddSquares(partial, x, n);
+      ScaleRow(x, w, y, n, InverseRMS(partial, n, eps));
+    }
+    return;
+  }
+  int64_t lag = AliasFreeLag(x, y, n, whole);
   AddSquares(partial, x, n);
   for (int64_t r = 0; r + 1 < rows; ++r, x += n, y += n) {
     float inv_rms = InverseRMS(partial, n, eps);
     const T* next = x + n;
-    int64_t j = 0;
-    for (; j + kLanes <= n; j += kLanes) {
-      RMSNORM_INDEPENDENT
-      for (int l = 0; l < kLanes; ++l) {
-        y[j + l] = FromFloat<T>(ToFloat(x[j + l]) * inv_rms * ToFloat(w[j + l]));
-        float v = ToFloat(next[j + l]);
-        partial[l] += v * v;
-      }
-    }
-    ScaleRow(x + j, w + j, y + j, n - j, inv_rms);  // the last n % kLanes elements
-    AddSquares(partial, next + j, n - j);
+    int64_t back = whole - lag;  // the chunks scaled first, while the next row's first are summed
+    ScaleAndSum(x + back, w + back, y + back, next, lag, inv_rms, partial);
+    ScaleAndSum(x, w, y, next + lag, back, inv_rms, partial);
+    ScaleRow(x + whole, w + whole, y + whole, n - whole, inv_rms);  // the last n % kLanes elements
+    AddSquares(partial, next + whole, n - whole);
   }
   ScaleRow(x, w, y, n, InverseRMS(partial, n, eps));  // the last row: no next row to sum
 }
