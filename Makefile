@@ -32,13 +32,14 @@ DOXYGEN_XML := $(BUILD)/doxygen/xml/index.xml
 # The cache is $(BUILD)/ccache, and the launcher carries the settings, so a later
 # rebuild from a plain shell uses it too. Paths in the checkout are hashed as
 # they are, so the runtime and a recipe folder share the object of a source both
-# compile; paths under pytest's temporary root are hashed relative to the build
-# folder, so a recipe copied to a new temporary folder on every run hits the cache.
+# compile; paths under $(BUILD) are hashed relative to the build folder, so the
+# zip test's build of a recipe (in $(BUILD)/zip-tests/<recipe>) reuses the objects
+# of the site's run of the same zip (in $(BUILD)/recipe-runs/<recipe>). The
+# recipes' -ffile-prefix-map pairs keep tracebacks naming 04-x/y.cc either way.
 CCACHE ?= $(abspath $(VENV))/bin/ccache
 ifneq ($(CCACHE),)
 export CCACHE_DIR := $(abspath $(BUILD))/ccache
-export CCACHE_BASEDIR := $(shell $(PYTHON) -c 'import getpass, os, tempfile; \
-  print(os.path.realpath(tempfile.gettempdir()) + "/pytest-of-" + getpass.getuser())')
+export CCACHE_BASEDIR := $(abspath $(BUILD))
 export CCACHE_NOHASHDIR := 1
 CCACHE_LAUNCHER := env;CCACHE_DIR=$(CCACHE_DIR);CCACHE_BASEDIR=$(CCACHE_BASEDIR);CCACHE_NOHASHDIR=1;$(CCACHE)
 export CMAKE_C_COMPILER_LAUNCHER := $(CCACHE_LAUNCHER)

@@ -2,8 +2,8 @@
 
 The zip is the one the built site offers (``<build>/html/downloads``) when the
 site was built, else the generator's (``ffi_cookbook.recipes``, which the site
-uses too). It is unzipped into an empty folder and run in one fresh venv
-without ``ffi_cookbook`` (tools/takeaway_venv.py): the README's ```bash block,
+uses too). It is unzipped into an empty folder (``<build>/zip-tests/<name>``) and
+run in one fresh venv without ``ffi_cookbook`` (tools/takeaway_venv.py): the README's ```bash block,
 then ``notebook.ipynb`` under nbclient, unless the site build already executed
 this very zip's notebook in such a venv (tools/recipe_runs.py: its record is
 read instead). The quick tests check what the zips hold; the site test checks
@@ -18,6 +18,7 @@ import json
 import os
 import re
 import shlex
+import shutil
 import stat
 import subprocess
 import sys
@@ -36,6 +37,7 @@ from tools.snippets.markers import regions
 ROOT = Path(__file__).resolve().parents[1]
 BUILD = Path(os.environ.get("FFI_COOKBOOK_BUILD_DIR") or ROOT / "_build")
 SITE_DOWNLOADS = BUILD / "html" / "downloads"
+ZIP_TESTS = "zip-tests"  # where each zip test unzips its recipe, in the build root
 RECIPE_NAMES = [r.name for r in recipes.recipes()]
 #: Recipe folders; the snippet checker links a page's ```bash lines to their READMEs' blocks, run here.
 RECIPES = [r.folder for r in recipes.recipes()]
@@ -255,9 +257,13 @@ def name_recipe_tests(path: Path, name: str) -> None:
 
 
 @pytest.mark.parametrize("name", RECIPE_NAMES)
-def test_zip_builds_passes_and_runs_its_notebook_alone(name, takeaway_venv, tmp_path, request):
-    unzipped = tmp_path / "unzipped"
-    unzipped.mkdir()
+def test_zip_builds_passes_and_runs_its_notebook_alone(name, takeaway_venv, request):
+    # An empty folder under the build root, as deep as the site's run of the zip
+    # (<build>/recipe-runs/<name>): under make, ccache hashes the paths there relative to
+    # the build folder, so this build reuses that run's objects (see the Makefile).
+    unzipped = BUILD / ZIP_TESTS
+    shutil.rmtree(unzipped / name, ignore_errors=True)
+    unzipped.mkdir(parents=True, exist_ok=True)
     zipfile.ZipFile(io.BytesIO(zip_for(name))).extractall(unzipped)
     folder = unzipped / name
     start = time.perf_counter()
