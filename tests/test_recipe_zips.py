@@ -244,13 +244,16 @@ def recipe_junit(request, name: str) -> Path | None:
     return path
 
 
-def name_recipe_tests(path: Path, name: str) -> None:
+def name_recipe_tests(path: Path, folder: Path) -> None:
     """The recipe's junit file names its test files by their path in the checkout."""
     assert path.is_file(), f"the README's pytest wrote no {path.name}: does the README still run the tests?"
     tree = ET.parse(path)
     assert any(True for _ in tree.iter("testcase")), f"{path.name}: no tests ran"
+    name = folder.name
     for case in tree.iter("testcase"):
         if case.get("file"):
+            # relative to pytest's root dir, which for a reader is the recipe folder
+            assert (folder / case.get("file")).is_file(), f"pytest's root dir was not {folder}: {case.get('file')}"
             case.set("file", f"cookbook/{name}/{case.get('file')}")
         case.set("classname", f"cookbook.{name}.{case.get('classname', '')}")
     tree.write(path)
@@ -268,13 +271,18 @@ def test_zip_builds_passes_and_runs_its_notebook_alone(name, takeaway_venv, requ
     folder = unzipped / name
     start = time.perf_counter()
     junit = recipe_junit(request, name)
-    report = {}
-    if junit:  # pytest's options from the environment, and where to write the junit file
-        report["PYTEST_ADDOPTS"] = (f"{takeaway_venv.env()['PYTEST_ADDOPTS']} -o junit_family=xunit1 "
-                                    f"--junitxml={shlex.quote(str(junit))}")
-    takeaway_venv.run(readme_commands(folder / "README.md"), cwd=folder, env=report)
+    # pytest reads the first pytest.ini, or pyproject.toml with a pytest table, in the folders
+    # above: here the checkout's, which a reader's unzipped folder does not have above it.
+    # An empty one and the folder as root dir keep the reader's defaults (nothing else).
+    no_config = unzipped / "no-config.ini"
+    no_config.write_text("[pytest]\n")
+    options = (f"{takeaway_venv.env()['PYTEST_ADDOPTS']} -c {shlex.quote(str(no_config))} "
+               f"--rootdir {shlex.quote(str(folder))}")
+    if junit:  # where to write the junit file
+        options += f" -o junit_family=xunit1 --junitxml={shlex.quote(str(junit))}"
+    takeaway_venv.run(readme_commands(folder / "README.md"), cwd=folder, env={"PYTEST_ADDOPTS": options})
     if junit:
-        name_recipe_tests(junit, name)
+        name_recipe_tests(junit, folder)
     middle = time.perf_counter()
     record = recipe_runs.record_for(name, zip_for(name), BUILD)  # the site build ran this zip's notebook
     how = "executed by the site build" if record else "executed here"
