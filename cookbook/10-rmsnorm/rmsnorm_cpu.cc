@@ -218,9 +218,10 @@ inline int64_t LastLevelCacheBytes() {
 // together. The scaling goes down, or up `lag` elements behind the sum (see ScalesDown
 // and AliasFreeLag); the sum keeps its order, so the result does not depend on where y is.
 template <bool kDown, typename T>
-RMSNORM_INLINE void OverlappedRows(const T* x, const T* w, T* y, int64_t rows, int64_t n,
-                                   int64_t lag, float eps, float* partial) {
+RMSNORM_INLINE void OverlappedRows(const T* x, const T* w, T* y, int64_t rows, int64_t n, float eps,
+                                   float* partial) {
   int64_t whole = n - n % kLanes;  // elements in whole chunks; the rest, one at a time
+  int64_t lag = kDown ? 0 : AliasFreeLag(x, y, n, whole);
   AddSquares(partial, x, n);
   for (int64_t r = 0; r + 1 < rows; ++r, x += n, y += n) {
     float inv_rms = InverseRMS(partial, n, eps);
@@ -253,9 +254,9 @@ RMSNORM_SIMD_CLONES void RMSNormRows(const T* x, const T* w, T* y, int64_t rows,
     _mm_sfence();  // the non-temporal stores are seen before anything the caller does next
 #endif
   } else if (ScalesDown(x, y)) {
-    OverlappedRows<true>(x, w, y, rows, n, 0, eps, partial);
+    OverlappedRows<true>(x, w, y, rows, n, eps, partial);
   } else {
-    OverlappedRows<false>(x, w, y, rows, n, AliasFreeLag(x, y, n, n - n % kLanes), eps, partial);
+    OverlappedRows<false>(x, w, y, rows, n, eps, partial);
   }
 }
 // [rms_norm_cpu_row.end]

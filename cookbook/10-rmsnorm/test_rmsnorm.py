@@ -110,8 +110,8 @@ def test_cpu_numpy(mod):
 #: EPYC (Zen 4, two cores of a virtual machine), two runs of this test alone measured 0.86 to
 #: 1.24 from 16 KiB to 16 MiB, with y wherever torch put it; scaling upward, as the kernel did
 #: before it scaled downward, y 64 bytes after x in its page gave 0.55 to 0.74 from 64 KiB to
-#: 4 MiB (standalone runs). The floor is what a plain loop for the sum and one for the scaling gets (0.57 at its
-#: worst), so it catches that.
+#: 4 MiB (standalone runs). The floor is what a plain loop for the sum and one for the
+#: scaling gets (0.57 at its worst), so it catches that.
 GOAL, FLOOR = 0.8, 0.6
 
 
