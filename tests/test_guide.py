@@ -198,6 +198,47 @@ def test_from_env_alloc_needs_a_framework_tensor(mod):
         mod.guide_empty_like(np.zeros((2, 3), np.float32))
 
 
+# --- the anatomy: tvm_ffi alone, then the cookbook's helpers ---------------------
+
+@pytest.mark.parametrize("name", ["guide_twice", "guide_twice_with_helpers"])
+def test_anatomy_entries_compute_and_name_the_argument(mod, name):
+    fn = getattr(mod, name)
+    x = f32(2, 3)
+    y = np.empty_like(x)
+    fn(x, y)
+    np.testing.assert_array_equal(y, 2 * x)
+    with pytest.raises(ValueError, match="argument 'y'.*shape"):
+        fn(x, np.empty((3, 2), np.float32))
+    with pytest.raises(TypeError, match="argument 'y'.*dtype"):
+        fn(x, np.empty((2, 3), np.float64))
+    with pytest.raises(ValueError, match="argument 'x'.*contiguous"):
+        fn(f32(3, 2).T, np.empty((2, 3), np.float32))
+    with pytest.raises(TypeError, match="argument 'x'"):
+        fn(np.zeros(3, np.int32), np.zeros(3, np.int32))
+
+
+def test_plain_anatomy_dispatches_float64(mod):
+    x = np.arange(5.0)
+    y = np.empty_like(x)
+    mod.guide_twice(x, y)
+    np.testing.assert_array_equal(y, 2 * x)
+
+
+@needs_cuda
+def test_plain_cuda_entry_runs_on_the_callers_stream(mod):
+    x = torch.arange(1 << 16, dtype=torch.float32, device="cuda")
+    y = torch.empty_like(x)
+    s = torch.cuda.Stream()
+    with torch.cuda.stream(s):
+        mod.guide_twice_cuda(x, y)
+    s.synchronize()
+    torch.testing.assert_close(y, 2 * x)
+    with pytest.raises(ValueError, match="argument 'x'"):
+        mod.guide_twice_cuda(x.cpu(), y)
+    with pytest.raises(TypeError, match="argument 'x'"):
+        mod.guide_twice_cuda(x.double(), y.double())
+
+
 def test_from_nd_alloc_cpu(mod):
     np.testing.assert_array_equal(np.from_dlpack(mod.guide_arange_nd(5)),
                                   np.arange(5, dtype=np.float32))

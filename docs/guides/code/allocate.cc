@@ -1,7 +1,6 @@
 // Three ways for a kernel to create a tensor: the framework's allocator
 // (FromEnvAlloc), an allocator of your own (FromNDAlloc), and memory that
 // arrives as a DLPack capsule (FromDLPack; see dlpack_demo.cc).
-#include <ffi_cookbook/alloc_cpu.h>
 #include <ffi_cookbook/env_alloc.h>
 #include <tvm/ffi/container/shape.h>
 #include <tvm/ffi/container/tensor.h>
@@ -9,6 +8,7 @@
 #include <tvm/ffi/function.h>
 
 #include <cstdint>
+#include <cstdlib>
 
 namespace {
 
@@ -28,11 +28,23 @@ ffi::Tensor EmptyEnv(ffi::TensorView like) {
 ffi::Tensor EmptyLike(ffi::TensorView like) { return ffi_cookbook::EmptyLike(like); }
 // [empty_like_entry.end]
 
+// [malloc_allocator.begin]
+// What FromNDAlloc asks of an allocator: AllocData sets t->data for t's shape
+// and dtype; FreeData releases it when the tensor's last owner lets go.
+struct MallocAllocator {
+  void AllocData(DLTensor* t) {
+    t->data = std::malloc(ffi::GetDataSize(*t) + 1);  // + 1: never malloc(0)
+    if (t->data == nullptr) TVM_FFI_THROW(RuntimeError) << "out of host memory";
+  }
+  void FreeData(DLTensor* t) { std::free(t->data); }
+};
+// [malloc_allocator.end]
+
 // [arange_nd_entry.begin]
 // A float32 tensor 0, 1, ..., n-1 in memory this library allocates and frees.
 ffi::Tensor ArangeND(int64_t n) {
-  if (n < 0) TVM_FFI_THROW(ValueError) << "argument 'n': expected n >= 0, got " << n;
-  ffi::Tensor t = ffi::Tensor::FromNDAlloc(ffi_cookbook::CPUAllocator(), ffi::Shape({n}),
+  TVM_FFI_CHECK(n >= 0, ValueError) << "argument 'n': expected n >= 0, got " << n;
+  ffi::Tensor t = ffi::Tensor::FromNDAlloc(MallocAllocator(), ffi::Shape({n}),
                                            DLDataType{kDLFloat, 32, 1}, DLDevice{kDLCPU, 0});
   float* data = static_cast<float*>(t.data_ptr());
   for (int64_t i = 0; i < n; ++i) data[i] = static_cast<float>(i);
