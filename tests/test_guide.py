@@ -89,9 +89,9 @@ def test_scale_into_from_each_caller(mod, make):
 
 
 def test_bad_input_names_the_argument(mod):
-    with pytest.raises(TypeError, match="argument 'x': expected dtype float32, got int32"):
+    with pytest.raises(TypeError, match="argument 'x': expected dtype float32"):
         mod.guide_scale_into(np.zeros(3, np.int32), np.zeros(3, np.float32), 1.0)
-    with pytest.raises(ValueError, match="argument 'out': expected shape"):
+    with pytest.raises(ValueError, match="argument 'out': expected the shape of 'x'"):
         mod.guide_scale_into(np.zeros(3, np.float32), np.zeros(4, np.float32), 1.0)
 
 

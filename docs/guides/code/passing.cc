@@ -1,12 +1,14 @@
 // Tensors in and out: a preallocated output, a returned tensor, an optional
 // argument, and an input handed straight back.
 #include <ffi_cookbook/alloc_cpu.h>
-#include <ffi_cookbook/check.h>
 #include <ffi_cookbook/env_alloc.h>
 #include <tvm/ffi/container/tensor.h>
+#include <tvm/ffi/dtype.h>
+#include <tvm/ffi/error.h>
 #include <tvm/ffi/function.h>
 #include <tvm/ffi/optional.h>
 
+#include <algorithm>
 #include <cstdint>
 
 namespace {
@@ -15,11 +17,27 @@ namespace ffi = tvm::ffi;
 
 constexpr DLDataType kF32{kDLFloat, 32, 1};
 
+// [f32_checks.begin]
+// The checks of this file's kernels, with tvm_ffi's error macros: each raises
+// the named Python exception with a message that names the argument.
 void CheckF32Input(const ffi::TensorView& x, const char* name) {
-  ffi_cookbook::CheckDevice(x, name, kDLCPU);
-  ffi_cookbook::CheckDtype(x, name, kF32);
-  ffi_cookbook::CheckContiguous(x, name);
+  TVM_FFI_CHECK(x.device().device_type == kDLCPU, ValueError)
+      << "argument '" << name << "': expected a CPU tensor";
+  TVM_FFI_CHECK(x.dtype() == kF32, TypeError)
+      << "argument '" << name << "': expected dtype float32";
+  TVM_FFI_CHECK(x.IsContiguous(), ValueError)
+      << "argument '" << name << "': expected a contiguous tensor";
 }
+
+void CheckSameShape(const ffi::TensorView& a, const char* a_name, const ffi::TensorView& b,
+                    const char* b_name) {
+  ffi::ShapeView as = a.shape(), bs = b.shape();
+  if (!std::equal(as.begin(), as.end(), bs.begin(), bs.end())) {
+    TVM_FFI_THROW(ValueError) << "argument '" << b_name << "': expected the shape of '" << a_name
+                              << "'";
+  }
+}
+// [f32_checks.end]
 
 void ScaleLoop(const ffi::TensorView& x, const ffi::TensorView& out, double alpha) {
   const float* src = static_cast<const float*>(x.data_ptr());
@@ -32,7 +50,7 @@ void ScaleLoop(const ffi::TensorView& x, const ffi::TensorView& out, double alph
 void ScaleInto(ffi::TensorView x, ffi::TensorView out, double alpha) {
   CheckF32Input(x, "x");
   CheckF32Input(out, "out");
-  ffi_cookbook::CheckSameShape(x, "x", out, "out");
+  CheckSameShape(x, "x", out, "out");
   ScaleLoop(x, out, alpha);
 }
 // [scale_into_entry.end]
@@ -61,12 +79,12 @@ ffi::Tensor ScaledND(ffi::TensorView x, double alpha) {
 void AddBias(ffi::TensorView x, ffi::Optional<ffi::TensorView> bias, ffi::TensorView out) {
   CheckF32Input(x, "x");
   CheckF32Input(out, "out");
-  ffi_cookbook::CheckSameShape(x, "x", out, "out");
+  CheckSameShape(x, "x", out, "out");
   const float* b = nullptr;
   if (bias.has_value()) {
     ffi::TensorView given = bias.value();
     CheckF32Input(given, "bias");
-    ffi_cookbook::CheckSameShape(x, "x", given, "bias");
+    CheckSameShape(x, "x", given, "bias");
     b = static_cast<const float*>(given.data_ptr());
   }
   const float* src = static_cast<const float*>(x.data_ptr());
@@ -86,7 +104,7 @@ ffi::Tensor Identity(ffi::Tensor x) { return x; }
 void CopyOwned(ffi::Tensor x, ffi::Tensor out) {
   CheckF32Input(x, "x");
   CheckF32Input(out, "out");
-  ffi_cookbook::CheckSameShape(x, "x", out, "out");
+  CheckSameShape(x, "x", out, "out");
   ScaleLoop(x, out, 1.0);
 }
 // [copy_owned_entry.end]
