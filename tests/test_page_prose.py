@@ -6,6 +6,7 @@ Read from the MyST sources, so no built site is needed:
   files, code blocks and their outputs are not prose; the body of a container
   directive (a tab, a card, a note) is;
 - no page tells its own history ("an earlier version", "no longer", "used to");
+- no cell prints a line about a tool it skipped ("clang++: not on PATH");
 - a page that times something states its result in a sentence whose numbers are
   glued from the executed cell (myst-nb's ``glue``), so the sentence cannot drift from
   the measurement printed above it.
@@ -127,6 +128,14 @@ def test_prose_tells_no_history(page):
     text = " ".join(prose(page.read_text()).split())
     found = [m.group(0) for p in HISTORY for m in re.finditer(p, text, re.I)]
     assert not found, f"{name(page)} tells its history: {found}"
+
+
+@pytest.mark.parametrize("page", PAGES, ids=name)
+def test_no_cell_prints_a_skipped_tool(page):
+    """A tool that is absent is left out of the output, not announced as skipped."""
+    code = "\n".join(blocks(page.read_text())[1])
+    printed = re.findall(r"print\(.*(?:not on PATH|skipped).*", code)
+    assert not printed, f"{name(page)} prints a line about a tool it skipped: {printed}"
 
 
 MEASURING = [p for p in PAGES if TIMING.search("\n".join(blocks(p.read_text())[1]))]
