@@ -1,18 +1,24 @@
 // The three C++ handles to one tensor and what each does to the reference
 // count: Tensor owns (like std::shared_ptr), TensorObj* and TensorView borrow.
-#include <ffi_cookbook/alloc_cpu.h>
 #include <tvm/ffi/any.h>
 #include <tvm/ffi/cast.h>
 #include <tvm/ffi/container/tensor.h>
 #include <tvm/ffi/error.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <type_traits>
 #include <utility>
 
 namespace {
 
 namespace ffi = tvm::ffi;
+
+// What FromNDAlloc needs: AllocData sets t->data, FreeData releases it.
+struct MallocAllocator {
+  void AllocData(DLTensor* t) { t->data = std::malloc(ffi::GetDataSize(*t) + 1); }
+  void FreeData(DLTensor* t) { std::free(t->data); }
+};
 
 // [handles_one_way.begin]
 // A view is made from an owner, never the other way round ...
@@ -43,8 +49,8 @@ void Show(const char* step, const ffi::Tensor& owner) {
 
 int main() {
   // [handles_walkthrough.begin]
-  ffi::Tensor a = ffi::Tensor::FromNDAlloc(ffi_cookbook::CPUAllocator(), {2, 3},
-                                           DLDataType{kDLFloat, 32, 1}, DLDevice{kDLCPU, 0});
+  ffi::Tensor a = ffi::Tensor::FromNDAlloc(MallocAllocator(), {2, 3}, DLDataType{kDLFloat, 32, 1},
+                                           DLDevice{kDLCPU, 0});
   Show("Tensor a = Tensor::FromNDAlloc(...)", a);
 
   const ffi::TensorObj* obj = a.as<ffi::TensorObj>();  // a raw pointer: borrows

@@ -1,18 +1,24 @@
 // Where each tensor struct keeps its fields. The layout facts the page relies on
 // are static_asserts (a wrong fact fails the build); main() prints every field's
 // offset and size as JSON so the page can draw the figure from real numbers.
-#include <ffi_cookbook/alloc_cpu.h>
 #include <tvm/ffi/c_api.h>
 #include <tvm/ffi/container/tensor.h>
 
 #include <cstddef>
 #include <cstdio>
+#include <cstdlib>
 #include <type_traits>
 #include <vector>
 
 namespace {
 
 namespace ffi = tvm::ffi;
+
+// What FromNDAlloc needs: AllocData sets t->data, FreeData releases it.
+struct MallocAllocator {
+  void AllocData(DLTensor* t) { t->data = std::malloc(ffi::GetDataSize(*t) + 1); }
+  void FreeData(DLTensor* t) { std::free(t->data); }
+};
 
 // [layout_prefix_checks.begin]
 // DLManagedTensor starts with its DLTensor: a pointer to one is a pointer to the other.
@@ -66,8 +72,8 @@ void PrintStruct(const char* name, size_t size, const Fields& fields, const char
 // Same placement at run time, on a real tensor: the DLTensor that
 // TVMFFITensorGetDLTensorPtr finds is the TensorObj's own DLTensor base.
 bool TensorObjPlacementHolds() {
-  ffi::Tensor t = ffi::Tensor::FromNDAlloc(ffi_cookbook::CPUAllocator(), {2, 3},
-                                           DLDataType{kDLFloat, 32, 1}, DLDevice{kDLCPU, 0});
+  ffi::Tensor t = ffi::Tensor::FromNDAlloc(MallocAllocator(), {2, 3}, DLDataType{kDLFloat, 32, 1},
+                                           DLDevice{kDLCPU, 0});
   const ffi::TensorObj* obj = t.as<ffi::TensorObj>();
   const char* header = reinterpret_cast<const char*>(static_cast<const ffi::Object*>(obj));
   const DLTensor* base = obj;
