@@ -1,13 +1,19 @@
 // DLPack in and out of ffi::Tensor, both the pre-1.0 struct (DLManagedTensor)
 // and the 1.0 one (DLManagedTensorVersioned). Run it and read the output.
-#include <ffi_cookbook/alloc_cpu.h>
 #include <tvm/ffi/container/tensor.h>
 #include <tvm/ffi/error.h>
 
 #include <cstdint>
+#include <cstdlib>
 #include <iostream>
 
 namespace ffi = tvm::ffi;
+
+// What FromNDAlloc needs: AllocData sets t->data, FreeData releases it.
+struct MallocAllocator {
+  void AllocData(DLTensor* t) { t->data = std::malloc(ffi::GetDataSize(*t) + 1); }
+  void FreeData(DLTensor* t) { std::free(t->data); }
+};
 
 namespace {
 
@@ -45,7 +51,7 @@ void ImportLegacy() {
 // [dlpack_versioned_roundtrip.begin]
 void RoundTripVersioned() {
   std::cout << "ToDLPackVersioned / FromDLPackVersioned:\n";
-  ffi::Tensor t = ffi::Tensor::FromNDAlloc(ffi_cookbook::CPUAllocator(), {4},
+  ffi::Tensor t = ffi::Tensor::FromNDAlloc(MallocAllocator(), {4},
                                            DLDataType{kDLFloat, 32, 1}, DLDevice{kDLCPU, 0});
   DLManagedTensorVersioned* managed = t.ToDLPackVersioned();  // takes a reference
   std::cout << "  DLPack version " << managed->version.major << "." << managed->version.minor
@@ -62,7 +68,7 @@ void RoundTripVersioned() {
 // [dlpack_legacy_export.begin]
 void ExportLegacyAndRelease() {
   std::cout << "ToDLPack (pre-1.0) handed to a consumer that calls the deleter:\n";
-  ffi::Tensor t = ffi::Tensor::FromNDAlloc(ffi_cookbook::CPUAllocator(), {4},
+  ffi::Tensor t = ffi::Tensor::FromNDAlloc(MallocAllocator(), {4},
                                            DLDataType{kDLFloat, 32, 1}, DLDevice{kDLCPU, 0});
   DLManagedTensor* managed = t.ToDLPack();
   std::cout << "  exported, use_count " << t.use_count() << "\n";

@@ -1,21 +1,27 @@
 // Tensor (owning, reference counted) versus TensorView (a borrowed DLTensor),
 // shown without Python: run it and read the output.
-#include <ffi_cookbook/alloc_cpu.h>
 #include <tvm/ffi/container/tensor.h>
 #include <tvm/ffi/error.h>
 #include <tvm/ffi/function.h>
 
 #include <cstdint>
+#include <cstdlib>
 #include <iostream>
 #include <vector>
 
 namespace ffi = tvm::ffi;
 
+// What FromNDAlloc needs: AllocData sets t->data, FreeData releases it.
+struct MallocAllocator {
+  void AllocData(DLTensor* t) { t->data = std::malloc(ffi::GetDataSize(*t) + 1); }
+  void FreeData(DLTensor* t) { std::free(t->data); }
+};
+
 namespace {
 
 // [views_refcount.begin]
 void ReferenceCounts() {
-  ffi::Tensor t = ffi::Tensor::FromNDAlloc(ffi_cookbook::CPUAllocator(), {2, 3},
+  ffi::Tensor t = ffi::Tensor::FromNDAlloc(MallocAllocator(), {2, 3},
                                            DLDataType{kDLFloat, 32, 1}, DLDevice{kDLCPU, 0});
   std::cout << "one Tensor:             use_count " << t.use_count() << "\n";
   ffi::Tensor copy = t;  // a second owner
