@@ -178,7 +178,7 @@ test-sanitize: venv
 # the tests that skip without one, every notebook and the GPU benchmarks, and writes the
 # stamped results into docs/gpu-runs/data/; elsewhere it prints that plan. Runs with the
 # venv's Python, or the machine's python3 where there is no venv (a GPU box without network:
-# carry the wheels `$(PY) tools/gpu_check.py --wheels .whl` downloads).
+# carry $(BUILD)/gpu-wheels, the wheels it lacks, which `$(PY) tools/gpu_check.py --wheels` downloads).
 .PHONY: gpu-check
 gpu-check:
 	$(OUT_OF_TREE) $(if $(wildcard $(PY)),$(PY),python3) tools/gpu_check.py

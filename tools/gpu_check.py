@@ -2,7 +2,7 @@
 
     python tools/gpu_check.py                 # the plan; on a GPU machine, run it
     python tools/gpu_check.py --plan --json   # the plan as JSON (tests/test_gpu_check.py)
-    python tools/gpu_check.py --wheels .whl   # on a CPU machine with pip: the wheels a GPU box lacks
+    python tools/gpu_check.py --wheels        # on a CPU machine with pip: the wheels a GPU box lacks
 
 The plan:
 
@@ -21,7 +21,8 @@ metadata), ``tests.json`` (each test's outcome) and ``bench.txt``. Elsewhere it 
 plan and exits 0.
 
 Order, planned for a 16-core GPU box with no network (at most 8 minutes on an H100):
-the carried wheels installed (``.whl``, made here by ``--wheels``; pip reads them instead
+the carried wheels installed (``_build/gpu-wheels``, made by ``--wheels`` on a machine with
+pip's index and carried to the box with the tree; pip reads them instead
 of an index, recipe 13's isolated build environment too); the runtime built (CMake, all
 cores); then, at once, the tests that time nothing (pytest-xdist) and the notebooks
 (several at a time); then, alone, the timing tests, recipe 09's timing notebook and the
@@ -31,12 +32,10 @@ benchmarks, so that nothing else runs while they measure.
 from __future__ import annotations
 
 import argparse
-import ast
 import concurrent.futures
 import json
 import os
 import re
-import shutil
 import subprocess
 import sys
 import tarfile
@@ -46,8 +45,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "docs" / "gpu-runs" / "data"
 
-# A skip reason that names what the machine lacks: a GPU (CUDA, NVSHMEM).
-GPU_REASON = re.compile(r"\bGPU\b|\bCUDA\b|NVSHMEM", re.IGNORECASE)
+# A skip reason that names what the machine lacks: a GPU (CUDA, NVSHMEM). Case matters: a
+# reason that names a path (a checkout in a folder named gpu) is not one.
+GPU_REASON = re.compile(r"\bGPUs?\b|\bCUDA\b|NVSHMEM")
 # Decorators that skip without a GPU, for the independent scan of tests/test_gpu_check.py.
 GPU_MARKS = ("needs_cuda", "needs_nvshmem")
 # Notebooks that measure time: run alone, after the rest.
@@ -84,6 +84,9 @@ def collect_gpu_tests() -> tuple[dict[str, str], set[str]]:
     import pytest
 
     plugin = GpuSkips()
+    if str(ROOT) not in sys.path:  # as `python -m pytest` from the checkout has it
+        sys.path.insert(0, str(ROOT))
+    os.chdir(ROOT)
     with open(os.devnull, "w") as devnull:
         stdout = sys.stdout
         sys.stdout = devnull
@@ -280,7 +283,7 @@ def run_on_gpu(p: dict, args) -> int:
     start = time.perf_counter()
     build = args.build.resolve()
     (build / "gpu-check").mkdir(parents=True, exist_ok=True)
-    install_carried_wheels(ROOT / ".whl")
+    install_carried_wheels(build / "gpu-wheels")
     stamp = machine_stamp()
     print("stamp:", stamp, flush=True)
     build_runtime(build)
@@ -330,14 +333,15 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--plan", action="store_true", help="print the plan only, GPU or not")
     parser.add_argument("--json", action="store_true", help="the plan as JSON (with --plan)")
-    parser.add_argument("--wheels", type=Path, help="download the wheels a GPU box lacks into this folder")
+    parser.add_argument("--wheels", action="store_true",
+                        help="download the wheels a GPU box lacks into <build>/gpu-wheels")
     parser.add_argument("--build", type=Path, default=Path(os.environ.get("FFI_COOKBOOK_BUILD_DIR", ROOT / "_build")))
     parser.add_argument("--jobs", type=int, default=8, help="notebooks at once on the GPU machine")
     parser.add_argument("--test-workers", type=int, default=6, help="pytest-xdist workers on the GPU machine")
     parser.add_argument("--archive", type=Path, help="also pack docs/gpu-runs/data into this .tar.gz")
     args = parser.parse_args(argv)
     if args.wheels:
-        return download_wheels(args.wheels)
+        return download_wheels(args.build / "gpu-wheels")
     p = plan()
     if args.plan and args.json:
         print(json.dumps(p, indent=1))
