@@ -184,3 +184,107 @@ def test_a_page_whose_sources_did_not_change_has_no_stale_mark(root, runs, tmp_p
     assert f"commit {head}:" in html or f"commit {head} (its" in html
     assert "changed since that run" not in html or dirty
     assert "(its sources changed since)" not in html or dirty
+
+
+# ------------------------------------------------------------- no GPU claim without GPU output
+
+# A sentence of a page's prose about what happens on a GPU (it names a GPU, an H100 or a GPU
+# box as the place). Each must be listed below with what it rests on:
+#   ("output", run, text): a stored GPU run's output holds the text (conf/gpu_runs.py shows
+#                          it on the page, below the cell, or the page's note links it);
+#   ("bench", file, text): a stored GPU measurement (the GPU runs page prints it);
+#   ("checks",):           the sentence says what a GPU cell checks, not what it found;
+#   ("code",):             it says what code does or where it runs, not a GPU result;
+#   ("upstream", url):     it states a library's documented behaviour (the page that says so).
+CLAIM = re.compile(r"\b[Oo]n (a|an|the) (GPU|H100)\b|\bGPU box\b|\bH100\b")
+GPU_CLAIMS = {
+    "07-nvshmem": [("The cell below runs the same line with one PE per GPU of the machine", ("code",))],
+    "08-many-frameworks": [
+        ("lets the jitted `f` run on a GPU array", ("output", "08-many-frameworks", "scale_cuda under jax.jit on cuda:0")),
+    ],
+    "10-rmsnorm": [("On an H100 the earlier version, one element per access everywhere, left bfloat16 far below",
+                    ("bench", "bench-b266408-scalar-loads.txt", "0.50  (beyond the CPU sweep)"))],
+    "11-from-torch-extension": [("(see [On a GPU](#on-a-gpu))", ("code",))],
+    "14-c-and-cpp-callers": [("then described as living on a GPU", ("code",))],
+    "16-objects-and-callbacks": [("the library was unmapped, and the process crashed",
+                                  ("output", "16-objects-and-callbacks", "killed by SIGSEGV"))],
+    "19-debugging-crashes": [
+        ("On a GPU the child launches 2048 threads per block, twice the limit.", ("code",)),
+        ("On a GPU the child also checks for the unchecked error still pending", ("checks",)),
+        ("on a GPU the cell below checks that the next call that waits for it", ("checks",)),
+        ("on a GPU the cell checks for the invalid configuration", ("checks",)),
+        ("on a GPU the cell checks that it goes unnoticed without a tool", ("checks",)),
+    ],
+    "20-precompiled-gpu-code": [("A100 and H100):", ("code",)),
+                                ("the launches wait for a GPU box", ("code",))],
+    "21-cuda-graphs": [("The cell below checks both on a GPU:", ("checks",)),
+                       ("and the cell checks that each call, with new inputs, matches eager mode", ("checks",)),
+                       ("On a GPU the cells above check that the kernel sees the capturing stream", ("checks",))],
+    "22-cuda-wheel": [("on the CPU (`src/scale_cpu.cc`, as in recipe 13) and on a GPU.", ("code",))],
+    "kernel-library-memory": [("from PyTorch's caching allocator on a GPU, so they show up in torch's memory",
+                               ("code",)),
+                              ("This cell checks all of that on a GPU:", ("checks",))],
+    "kernel-library": [("an array on a GPU would make XLA look for a CUDA handler",
+                        ("upstream", "https://docs.jax.dev/en/latest/ffi.html"))],
+}
+FENCE = re.compile(r"^```.*?^```", re.S | re.M)
+
+
+def page_sources(root):
+    pages = {p.parent.name: p for p in sorted(root.glob("cookbook/*/notebook.md"))}
+    for pattern in ("docs/guides/*.md", "docs/concepts/*.md", "docs/get-started.md"):
+        pages.update({p.stem: p for p in sorted(root.glob(pattern)) if p.stem != "index"})
+    return pages
+
+
+def claim_sentences(text):
+    """The prose sentences of a page (code blocks, headings and front matter left out) that
+    name a GPU as the place where something happens."""
+    text = re.sub(r"^---\n.*?\n---\n", "", FENCE.sub("\n\n", text), flags=re.S)
+    found = []
+    for para in re.split(r"\n\s*\n", text):
+        if para.lstrip().startswith("#"):
+            continue
+        para = " ".join(para.split())
+        found += [s for s in re.split(r"(?<=[.:;!?])\s+(?=[A-Z(`{-])", para) if CLAIM.search(s)]
+    return found
+
+
+def stored_outputs(data, name):
+    nb = json.loads((data / f"{name}.ipynb").read_text())
+    return json.dumps([c.get("outputs", []) for c in nb["cells"]])
+
+
+def test_every_gpu_claim_of_a_page_is_listed_with_what_it_rests_on(root):
+    unlisted = []
+    for name, path in page_sources(root).items():
+        for sentence in claim_sentences(path.read_text()):
+            if not any(fragment in sentence for fragment, _ in GPU_CLAIMS.get(name, [])):
+                unlisted.append(f"{name}: {sentence}")
+    assert not unlisted, "GPU claims with no stored output or cell check behind them:\n" + "\n".join(unlisted)
+
+
+@pytest.mark.parametrize("name", sorted(GPU_CLAIMS))
+def test_each_listed_gpu_claim_is_on_its_page_and_rests_on_stored_output_or_a_check(root, data, name):
+    text = " ".join(page_sources(root)[name].read_text().split())
+    for fragment, backing in GPU_CLAIMS[name]:
+        assert fragment in text, f"{name}: the claim is no longer on the page: {fragment}"
+        if backing[0] == "output":
+            assert backing[2] in stored_outputs(data, backing[1]), (name, fragment, backing)
+        elif backing[0] == "bench":
+            assert backing[2] in (data / backing[1]).read_text(), (name, fragment, backing)
+        elif backing[0] == "checks":
+            assert re.search(r"\bcheck", fragment), f"{name}: says it checks, but does not: {fragment}"
+        elif backing[0] == "upstream":
+            assert backing[1].startswith("https://"), backing
+        else:
+            assert backing == ("code",)
+            assert not re.search(r"\b(was|were|reported|raised|worked|crashed|ran)\b", fragment), \
+                f"{name}: a result in the past tense is not a description of code: {fragment}"
+
+
+def test_recipes_19_and_21_state_no_gpu_result_that_no_gpu_produced(root):
+    for name, gone in [("19-debugging-crashes", "`compute-sanitizer --tool memcheck` reported it"),
+                       ("21-cuda-graphs", "output worked under capture and `cudaMalloc` raised")]:
+        text = " ".join((root / "cookbook" / name / "notebook.md").read_text().split())
+        assert gone not in text, name
