@@ -180,8 +180,9 @@ test-sanitize: venv
 # venv's Python, or the machine's python3 where there is no venv (a GPU box without network:
 # carry $(BUILD)/gpu-wheels, the wheels it lacks, which `$(PY) tools/gpu_check.py --wheels` downloads).
 .PHONY: gpu-check
+GPU_CHECK_FLAGS ?=
 gpu-check:
-	$(OUT_OF_TREE) $(if $(wildcard $(PY)),$(PY),python3) tools/gpu_check.py
+	$(OUT_OF_TREE) $(if $(wildcard $(PY)),$(PY),python3) tools/gpu_check.py $(GPU_CHECK_FLAGS)
 
 # A cold run (a fresh clone of HEAD: venv, site and tests from nothing) and a
 # warm one (one recipe source touched), timed step by step; prints the tables.

