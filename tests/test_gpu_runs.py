@@ -83,6 +83,11 @@ def test_pages_that_ran_on_a_gpu_say_so(root, runs):
         text = pages[0].read_text()
         assert f"This notebook also ran on a GPU: {device}" in text, f"{name}: no GPU run note"
         assert "gpu-runs/index.html" in text
+        assert "Unexpected exception formatting exception" not in text, name
+    # recipe 01's GPU cell printed its check there: shown below the cell, stamped
+    page = (html / "cookbook" / "01-add-one" / "notebook.html").read_text()
+    assert 'class="gpu-run-output' in page
+    assert "add_one_cuda matches torch on NVIDIA H100 80GB HBM3" in page
 
 
 # ---------------------------------------------------------------- conf/gpu_runs.py on a tiny site
