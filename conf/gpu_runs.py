@@ -185,10 +185,12 @@ def outdated(app, env, added, changed, removed) -> list[str]:
     """Pages whose stale mark would change (a source of their recipe changed) are read again."""
     again = []
     runs = getattr(env, "ffi_cookbook_gpu_runs", None) or stored_runs(Path(app.config.gpu_runs_data))
+    repo = Path(app.config.gpu_runs_repo)
     for docname, before in getattr(env, "ffi_cookbook_gpu_changed", {}).items():
-        nb = runs.get(notebook_name(docname))
+        name = notebook_name(docname)
+        nb = runs.get(name)
         if nb and docname in env.found_docs and before != changed_since(
-                nb["metadata"]["ffi_cookbook_gpu_run"]["commit"], notebook_name(docname), Path(app.config.gpu_runs_repo)):
+                nb["metadata"]["ffi_cookbook_gpu_run"]["commit"], name, repo):
             again.append(docname)
     return again
 

@@ -42,6 +42,7 @@ def planned_tests(dry_run):
 
 def test_the_dry_run_prints_the_plan_and_its_counts_and_exits_0(dry_run, planned_tests):
     assert dry_run.returncode == 0, dry_run.stderr[-3000:]
+    assert "NOT COLLECTED" not in dry_run.stdout
     last = dry_run.stdout.strip().splitlines()[-1]
     match = LAST_LINE.fullmatch(last)
     assert match, last

@@ -121,7 +121,8 @@ print("a CPU cell")
 
 
 def stored_cell(nb, needle):
-    return next("".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "code" and needle in "".join(c["source"]))
+    return next("".join(c["source"]) for c in nb["cells"]
+                if c["cell_type"] == "code" and needle in "".join(c["source"]))
 
 
 def build_tiny_site(root, tmp_path, name, nb):
@@ -205,7 +206,8 @@ CLAIM = re.compile(r"\b[Oo]n (a|an|the) (GPU|H100)\b|\bGPU box\b|\bH100\b")
 GPU_CLAIMS = {
     "07-nvshmem": [("The cell below runs the same line with one PE per GPU of the machine", ("code",))],
     "08-many-frameworks": [
-        ("lets the jitted `f` run on a GPU array", ("output", "08-many-frameworks", "scale_cuda under jax.jit on cuda:0")),
+        ("lets the jitted `f` run on a GPU array",
+         ("output", "08-many-frameworks", "scale_cuda under jax.jit on cuda:0")),
     ],
     "10-rmsnorm": [("On an H100 the earlier version, one element per access everywhere, left bfloat16 far below",
                     ("bench", "bench-b266408-scalar-loads.txt", "0.50  (beyond the CPU sweep)"))],

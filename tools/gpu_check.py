@@ -74,6 +74,11 @@ class GpuSkips:
     def __init__(self) -> None:
         self.skipped: dict[str, str] = {}
         self.timing: set[str] = set()
+        self.errors: list[str] = []
+
+    def pytest_collectreport(self, report) -> None:
+        if report.failed:
+            self.errors.append(report.nodeid)
 
     def pytest_collection_modifyitems(self, items) -> None:
         for item in items:
@@ -87,8 +92,9 @@ class GpuSkips:
                     break
 
 
-def collect_gpu_tests() -> tuple[dict[str, str], set[str]]:
-    """Test id -> skip reason, for every test a GPU skip mark skips here; the timing ones."""
+def collect_gpu_tests() -> tuple[dict[str, str], set[str], list[str]]:
+    """Test id -> skip reason, for every test a GPU skip mark skips here; the timing ones;
+    the files pytest could not collect (a GPU box may lack a package one of them imports)."""
     import pytest
 
     plugin = GpuSkips()
@@ -104,10 +110,10 @@ def collect_gpu_tests() -> tuple[dict[str, str], set[str]]:
                                plugins=[plugin])
         finally:
             sys.stdout = stdout
-    if code not in (0, 5):
+    if code not in (0, 2, 5) or (code == 2 and not plugin.errors):
         raise SystemExit(f"gpu-check: pytest could not collect the tests (exit {code}); "
                          "run `pytest --collect-only tests cookbook` to see why")
-    return plugin.skipped, plugin.timing
+    return plugin.skipped, plugin.timing, plugin.errors
 
 
 def has_gpu_cells(path: Path) -> bool:
@@ -135,8 +141,8 @@ def benchmarks() -> list[str]:
 
 
 def plan() -> dict:
-    tests, timing = collect_gpu_tests()
-    return {"tests": tests, "timing_tests": sorted(timing),
+    tests, timing, errors = collect_gpu_tests()
+    return {"tests": tests, "timing_tests": sorted(timing), "collection_errors": errors,
             "notebooks": [{"name": notebook_name(p), "path": str(p.relative_to(ROOT)),
                            "gpu_cells": has_gpu_cells(p)} for p in notebooks()],
             "benchmarks": benchmarks()}
@@ -153,6 +159,9 @@ def print_plan(p: dict) -> None:
     print(f"benchmarks ({len(p['benchmarks'])}, tools/gpu_bench.py, run alone):")
     for title in p["benchmarks"]:
         print(f"  {title}")
+    if p["collection_errors"]:
+        print(f"NOT COLLECTED ({len(p['collection_errors'])}; their GPU tests are missing from the plan): "
+              + ", ".join(p["collection_errors"]))
 
 
 def summary(p: dict, where: str) -> str:
@@ -278,9 +287,9 @@ def run_notebook(path: Path, build: Path, stamp: dict) -> tuple[str, float, str 
     sys.path.insert(0, str(ROOT))
     import tools.gpu_notebooks as gn
 
-    if path.name != "notebook.md":
-        return gn.execute(path, DATA, stamp)
-    return gn.execute_recipe(path.parent.name, build, DATA, stamp)
+    if path.name == "notebook.md":
+        return gn.execute_recipe(path.parent.name, build, DATA, stamp)
+    return gn.execute(path, DATA, stamp)
 
 
 def machine_stamp() -> dict:
@@ -327,20 +336,23 @@ def run_on_gpu(p: dict, args) -> int:
     bench = subprocess.run([sys.executable, str(ROOT / "tools" / "gpu_bench.py")], cwd=ROOT,
                            capture_output=True, text=True, env={**os.environ, "FFI_COOKBOOK_BUILD_DIR": str(build)})
     header = "# " + json.dumps(stamp) + "\n"
-    (DATA / "bench.txt").write_text(header + bench.stdout + (f"\nFAILED:\n{bench.stderr[-3000:]}" if bench.returncode else ""))
+    failure = f"\nFAILED:\n{bench.stderr[-3000:]}" if bench.returncode else ""
+    (DATA / "bench.txt").write_text(header + bench.stdout + failure)
     print(bench.stdout[-4000:], bench.stderr[-2000:] if bench.returncode else "", flush=True)
 
     missing = sorted(set(p["tests"]) - set(results))
     outcomes = [r["outcome"] for r in results.values()]
     record = dict(stamp, seconds=round(time.perf_counter() - start, 1),
-                  tests={k: results[k] for k in sorted(results)}, not_run=missing)
+                  tests={k: results[k] for k in sorted(results)}, not_run=missing,
+                  not_collected=p["collection_errors"])
     (DATA / "tests.json").write_text(json.dumps(record, indent=1) + "\n")
     for outcome in ("passed", "failed", "error", "skipped"):
         print(f"tests {outcome}: {outcomes.count(outcome)}")
     if args.archive:
         with tarfile.open(args.archive, "w:gz") as tar:
             tar.add(DATA, arcname="data")
-    bad = failed + outcomes.count("failed") + outcomes.count("error") + len(missing) + (bench.returncode != 0)
+    bad = (len(p["collection_errors"]) + failed + outcomes.count("failed") + outcomes.count("error")
+           + len(missing) + (bench.returncode != 0))
     print(summary(p, f"ran in {time.perf_counter() - start:.0f} s on {stamp['device']}; "
                      f"{failed} notebooks stopped, {outcomes.count('failed') + outcomes.count('error')} tests failed"))
     return 1 if bad else 0
@@ -366,6 +378,7 @@ def main(argv: list[str] | None = None) -> int:
         install_carried_wheels(args.build / "gpu-wheels")
     p = plan()
     if on_gpu:
+        print_plan(p)
         print(f"planned in {time.perf_counter() - args.start:.0f} s: " + summary(p, "running"), flush=True)
         return run_on_gpu(p, args)
     if args.plan and args.json:

@@ -120,6 +120,14 @@ def execute_recipe(name: str, build: Path, out: Path, stamp: dict) -> tuple[str,
     return name, seconds, error
 
 
+def run_one(path: Path, out: Path, stamp: dict) -> tuple[str, float, str | None]:
+    """A recipe's notebook from its zip (:func:`execute_recipe`), a page's in its folder (:func:`execute`)."""
+    if path.name == "notebook.md" and path.parent.parent == ROOT / "cookbook":
+        build = Path(os.environ.get("FFI_COOKBOOK_BUILD_DIR", ROOT / "_build"))
+        return execute_recipe(path.parent.name, build, out, stamp)
+    return execute(path, out, stamp)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, required=True, help="folder for the executed .ipynb files")
@@ -132,7 +140,7 @@ def main() -> int:
     paths = [p.resolve() for p in args.notebooks]
     failed = 0
     with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
-        for name, seconds, error in pool.map(lambda p: execute(p, args.out, stamp), paths):
+        for name, seconds, error in pool.map(lambda p: run_one(p, args.out, stamp), paths):
             print(f"{name}: {seconds} s", "ok" if error is None else f"FAILED: {error}")
             failed += error is not None
     return 1 if failed else 0
