@@ -354,7 +354,8 @@ def run_on_gpu(p: dict, args) -> int:
     bad = (len(p["collection_errors"]) + failed + outcomes.count("failed") + outcomes.count("error")
            + len(missing) + (bench.returncode != 0))
     print(summary(p, f"ran in {time.perf_counter() - start:.0f} s on {stamp['device']}; "
-                     f"{failed} notebooks stopped, {outcomes.count('failed') + outcomes.count('error')} tests failed"))
+                     f"{failed} notebooks stopped, {outcomes.count('failed') + outcomes.count('error')} tests failed, "
+                     f"benchmarks {'failed' if bench.returncode else 'ran'}"))
     return 1 if bad else 0
 
 
