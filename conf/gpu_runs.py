@@ -106,17 +106,18 @@ def doc_ref(docname: str, text: str) -> addnodes.pending_xref:
     return ref
 
 
-def note_for(stamp: dict, changed: list[str] | None, docname: str) -> nodes.note:
+def note_for(stamp: dict, changed: list[str] | None, docname: str, blocks: int = 0) -> nodes.note:
     outcome = "every cell ran" if stamp["error"] is None else f"a cell stopped it there ({stamp['error']})"
+    shown = ("Below each GPU cell that printed there, a block shows what it printed; every run is on the "
+             if blocks else "Every run is on the ")
     text = (f"This notebook also ran on a GPU: {stamp['device']} (driver {stamp['driver']}, CUDA {stamp['cuda']}), "
             f"torch {stamp['torch']}, apache-tvm-ffi {stamp['apache_tvm_ffi']}, commit {stamp['commit']}, "
-            f"on {stamp['date']}; {outcome}. Below each GPU cell, a block shows what it printed there; "
-            "every run is on the ")
+            f"on {stamp['date']}; {outcome}. {shown}")
     paragraphs = [nodes.paragraph("", "", nodes.Text(text), doc_ref(docname, "GPU runs page"), nodes.Text("."))]
     if changed:
         shown = ", ".join(changed[:6]) + (f" and {len(changed) - 6} more" if len(changed) > 6 else "")
         paragraphs.append(nodes.paragraph("", f"The sources of this page changed since that run ({shown}): "
-                                              "the GPU output below may differ from what these sources print.",
+                                              "what they print on a GPU may differ from that run.",
                                           classes=["gpu-run-stale"]))
     elif changed is None:
         paragraphs.append(nodes.paragraph("", f"Whether this page's sources changed since commit {stamp['commit']} "
@@ -147,8 +148,6 @@ def add_gpu_output(doctree, docname: str, nb: dict, changed: list[str] | None) -
     section = next(iter(doctree.findall(nodes.section)), None)
     if section is None:
         return 0
-    title = section.next_node(nodes.title)
-    section.insert(section.index(title) + 1, note_for(stamp, changed, docname))
     stored = {source_of(c): c for c in nb["cells"] if c.get("cell_type") == "code"}
     added = 0
     for cell, source in page_cells(doctree):
@@ -158,6 +157,8 @@ def add_gpu_output(doctree, docname: str, nb: dict, changed: list[str] | None) -
         if lines:
             cell.parent.insert(cell.parent.index(cell) + 1, output_block(stamp, lines, changed))
             added += 1
+    title = section.next_node(nodes.title)
+    section.insert(section.index(title) + 1, note_for(stamp, changed, docname, added))
     return added
 
 
