@@ -34,6 +34,7 @@ def runs(data):
 def known_notebooks(root):
     names = {p.parent.name for p in (root / "cookbook").glob("*/notebook.md")}
     names |= {p.stem for p in (root / "docs").glob("*/*.md") if p.stem != "index"}
+    names |= {p.stem for p in (root / "docs").glob("*.md") if p.stem != "index"}  # get-started
     return names
 
 
