@@ -9,9 +9,10 @@ extension, when the page is read (no edit of the page needed):
 - puts a note under the page title, written from the stamp, that says where and when the
   notebook ran there, whether every cell ran, and, where files of the page's recipe folder
   changed between the stamp's commit and HEAD (git), that they did and which;
-- after each GPU cell of the page (its code mentions CUDA, a GPU or NVSHMEM) whose source
-  is the same as a cell of the stored run, adds a block "On <device>, <date>, commit <x>"
-  with what that cell printed there, beside what it printed in this build.
+- in each GPU cell of the page (its code mentions CUDA, a GPU or NVSHMEM) whose source
+  is the same as a cell of the stored run, adds a block after the cell's own output,
+  "On <device>, <date>, commit <x>", with what that cell printed there (inside the cell, so
+  tools/snippets counts it as output, not as a code block to verify).
 """
 
 from __future__ import annotations
@@ -155,7 +156,7 @@ def add_gpu_output(doctree, docname: str, nb: dict, changed: list[str] | None) -
             continue
         lines = printed(stored[source])
         if lines:
-            cell.parent.insert(cell.parent.index(cell) + 1, output_block(stamp, lines, changed))
+            cell += output_block(stamp, lines, changed)  # inside the cell: an output, as the checkers read it
             added += 1
     title = section.next_node(nodes.title)
     section.insert(section.index(title) + 1, note_for(stamp, changed, docname, added))

@@ -13,6 +13,7 @@ import sys
 import textwrap
 
 import pytest
+from docutils import nodes
 
 STAMP_KEYS = {"device", "driver", "cuda", "torch", "apache_tvm_ffi", "commit", "date", "seconds", "error"}
 DEVICE_STAMP = "On NVIDIA H100 80GB HBM3, 2026-11-23, commit c96b285"
@@ -175,6 +176,16 @@ def test_a_page_shows_its_gpu_output_beside_each_gpu_cell_with_stamp_and_stale_m
                       for o in c["outputs"] if o["output_type"] == "stream" for line in "".join(o["text"]).splitlines())
     assert text.index(first_line) > text.index(gpu_cell.splitlines()[0])
     assert text.index(first_line) < text.index('print("a CPU cell")')
+    # inside its cell: the site's code-block checker (tools/snippets) reads it as cell output
+    import pickle
+
+    from tools.snippets.collect import _in_cell
+
+    doctree = pickle.loads((tmp_path / "html" / ".doctrees" / "cookbook" / "06-cuda-streams" / "notebook.doctree")
+                           .read_bytes())
+    blocks = [n for n in doctree.findall(nodes.container) if "gpu-run-output" in n["classes"]]
+    assert len(blocks) == 2
+    assert all(_in_cell(b.next_node(nodes.literal_block)) == "output" for b in blocks)
     # the stored run's IPython formatting failure is not shown as if the cell printed it
     assert "Unexpected exception formatting exception" not in text
     assert "IPython could not format this error's traceback there" in text
