@@ -174,6 +174,16 @@ test-sanitize: venv
 	$(OUT_OF_TREE) $(PY) -m tests.sanitize --build $(abspath $(BUILD))/sanitize --workers $(PYTEST_WORKERS)
 	$(call phase,sanitize,end)
 
+# Every check that needs a GPU (tools/gpu_check.py): on a machine with a CUDA GPU it runs
+# the tests that skip without one, every notebook and the GPU benchmarks, and writes the
+# stamped results into docs/gpu-runs/data/; elsewhere it prints that plan. Runs with the
+# venv's Python, or the machine's python3 where there is no venv (a GPU box without network:
+# carry $(BUILD)/gpu-wheels, the wheels it lacks, which `$(PY) tools/gpu_check.py --wheels` downloads).
+.PHONY: gpu-check
+GPU_CHECK_FLAGS ?=
+gpu-check:
+	$(OUT_OF_TREE) $(if $(wildcard $(PY)),$(PY),python3) tools/gpu_check.py $(GPU_CHECK_FLAGS)
+
 # A cold run (a fresh clone of HEAD: venv, site and tests from nothing) and a
 # warm one (one recipe source touched), timed step by step; prints the tables.
 bench-loop:

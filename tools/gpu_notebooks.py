@@ -2,11 +2,13 @@
 
     python tools/gpu_notebooks.py --out docs/gpu-runs/data cookbook/*/notebook.md docs/guides/*.md ...
 
-The site's own build runs on a machine without a GPU, where GPU cells say that
-they did not run. This tool is run by hand on a GPU box (from a checkout whose
-runtime is built): it executes each notebook in its own folder, as the site
-build does, and writes ``<name>.ipynb`` with every output and a stamp in the
-notebook metadata (``ffi_cookbook_gpu_run``): device, driver, CUDA, torch and
+``make gpu-check`` (tools/gpu_check.py) calls this module for every notebook of
+the site. The site's own build runs on a machine without a GPU, where GPU cells
+say that they did not run. Here a recipe's notebook runs as the site build runs
+it: from the recipe's zip, through tools/recipe_runs.py (the interpreter running
+this is the venv); a guide or concept page runs in its own folder. Each is
+written as ``<name>.ipynb`` with every output and a stamp in the notebook
+metadata (``ffi_cookbook_gpu_run``): device, driver, CUDA, torch and
 apache-tvm-ffi versions, commit, date, wall time, and the error if a cell failed.
 ``conf/gpu_runs.py`` and the GPU runs page read those files.
 """
@@ -16,8 +18,10 @@ from __future__ import annotations
 import argparse
 import concurrent.futures
 import datetime
+import os
 import re
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -36,10 +40,11 @@ def machine_stamp() -> dict:
     smi = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version", "--format=csv,noheader"],
                          capture_output=True, text=True, check=True).stdout.splitlines()[0]
     device, driver = (part.strip() for part in smi.split(","))
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True)
+    # A copy of the tree without .git (a GPU box's) names its commit in FFI_COOKBOOK_COMMIT.
+    commit = os.environ.get("FFI_COOKBOOK_COMMIT") or subprocess.run(
+        ["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
     return {"device": device, "driver": driver, "cuda": torch.version.cuda, "torch": torch.__version__,
-            "apache_tvm_ffi": tvm_ffi.__version__,
-            "commit": commit.stdout.strip() or (ROOT / "COMMIT").read_text().strip(),
+            "apache_tvm_ffi": tvm_ffi.__version__, "commit": commit or "unknown",
             "date": datetime.date.today().isoformat()}
 
 
@@ -89,6 +94,40 @@ def execute(path: Path, out: Path, stamp: dict) -> tuple[str, float, str | None]
     return notebook_name(path), seconds, error
 
 
+def execute_recipe(name: str, build: Path, out: Path, stamp: dict) -> tuple[str, float, str | None]:
+    """Recipe ``name``'s notebook, run from its zip as the site build runs it (tools/recipe_runs.py),
+    with this interpreter's packages (on a GPU box: its CUDA torch and the carried wheels)."""
+    sys.path.insert(0, str(ROOT))
+    from ffi_cookbook import recipes
+    from tools import recipe_runs
+    from tools.takeaway_venv import Venv
+
+    data = recipes.zip_bytes(recipes.recipe_files(name), name)
+    start = time.perf_counter()
+    error = None
+    try:
+        executed, _ = recipe_runs.run_from_zip(name, data, build / "gpu-check", Venv(Path(sys.prefix), 0.0),
+                                               timeout=600, key="gpu-check")
+        notebook = nbformat.read(executed, as_version=4)
+    except AssertionError as err:  # a cell failed: recipe_runs reports the kernel's output
+        lines = [line for line in ANSI.sub("", str(err)).splitlines() if line.strip()]
+        error = scrub_text(next((line for line in reversed(lines) if "Error" in line), lines[-1]))[:500]
+        notebook = nbformat.reads(recipes.recipe_files(name)["notebook.ipynb"].decode(), as_version=4)
+    seconds = round(time.perf_counter() - start, 1)
+    scrub_paths(notebook)
+    notebook.metadata["ffi_cookbook_gpu_run"] = dict(stamp, seconds=seconds, error=error)
+    nbformat.write(notebook, out / f"{name}.ipynb")
+    return name, seconds, error
+
+
+def run_one(path: Path, out: Path, stamp: dict) -> tuple[str, float, str | None]:
+    """A recipe's notebook from its zip (:func:`execute_recipe`), a page's in its folder (:func:`execute`)."""
+    if path.name == "notebook.md" and path.parent.parent == ROOT / "cookbook":
+        build = Path(os.environ.get("FFI_COOKBOOK_BUILD_DIR", ROOT / "_build"))
+        return execute_recipe(path.parent.name, build, out, stamp)
+    return execute(path, out, stamp)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, required=True, help="folder for the executed .ipynb files")
@@ -101,7 +140,7 @@ def main() -> int:
     paths = [p.resolve() for p in args.notebooks]
     failed = 0
     with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
-        for name, seconds, error in pool.map(lambda p: execute(p, args.out, stamp), paths):
+        for name, seconds, error in pool.map(lambda p: run_one(p, args.out, stamp), paths):
             print(f"{name}: {seconds} s", "ok" if error is None else f"FAILED: {error}")
             failed += error is not None
     return 1 if failed else 0

@@ -1,0 +1,157 @@
+"""`make gpu-check` plans every GPU check, and the GPU run's failures stay fixed.
+
+The plan (tools/gpu_check.py) is made from pytest's collection; the tests here check it
+against an independent reading of the sources: every test function that a GPU skip
+decorator marks (``needs_cuda``, ``needs_nvshmem``, a ``skipif`` on a missing GPU whose
+reason names it) must be in the plan, and so must every notebook with a GPU cell.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from ffi_cookbook.testing import cuda_available
+
+GPU_WORDS = re.compile(r"\bGPUs?\b|\bCUDA\b|NVSHMEM")
+LAST_LINE = re.compile(r"gpu-check: (\d+) tests, (\d+) notebooks, (\d+) benchmarks planned; no GPU here")
+
+
+@pytest.fixture(scope="module")
+def dry_run(root):
+    """`make gpu-check`'s command on this machine (no GPU): its output and exit status."""
+    if cuda_available():
+        pytest.skip("a GPU is here: make gpu-check would run the plan, not print it")
+    env = {**os.environ, "PYTHONPATH": ""}
+    done = subprocess.run([sys.executable, str(root / "tools" / "gpu_check.py")], cwd=root, env=env,
+                          capture_output=True, text=True, timeout=1200)
+    return done
+
+
+@pytest.fixture(scope="module")
+def planned_tests(dry_run):
+    return {line.strip().removesuffix("  [timing: run alone]") for line in dry_run.stdout.splitlines()
+            if "::" in line}
+
+
+def test_the_dry_run_prints_the_plan_and_its_counts_and_exits_0(dry_run, planned_tests):
+    assert dry_run.returncode == 0, dry_run.stderr[-3000:]
+    assert "NOT COLLECTED" not in dry_run.stdout
+    last = dry_run.stdout.strip().splitlines()[-1]
+    match = LAST_LINE.fullmatch(last)
+    assert match, last
+    tests, notebooks, benchmarks = map(int, match.groups())
+    assert tests == len(planned_tests) > 0
+    assert notebooks == sum(1 for line in dry_run.stdout.splitlines() if line.rstrip().endswith(".md")
+                            or ".md  [timing" in line)
+    assert benchmarks >= 3
+
+
+def gpu_skip_decorator(node: ast.expr) -> bool:
+    """A decorator that skips the test where there is no GPU (read from the source)."""
+    if isinstance(node, ast.Name):
+        return node.id in ("needs_cuda", "needs_nvshmem")
+    if not (isinstance(node, ast.Call) and ast.unparse(node.func).endswith("mark.skipif") and node.args):
+        return False
+    reason = next((k.value for k in node.keywords if k.arg == "reason"), None)
+    reason = ast.literal_eval(reason) if isinstance(reason, ast.Constant) else ""
+    condition = node.args[0]
+    missing_gpu = (isinstance(condition, ast.UnaryOp) and isinstance(condition.op, ast.Not)) or (
+        isinstance(condition, ast.Compare) and "device_count" in ast.unparse(condition.left))
+    return missing_gpu and bool(GPU_WORDS.search(reason))
+
+
+def gpu_skipped_functions(root: Path) -> set[str]:
+    """``path::test_name`` for every test function a GPU skip decorator marks."""
+    found = set()
+    files = sorted(root.glob("cookbook/*/test_*.py")) + sorted(root.glob("tests/test_*.py"))
+    for path in files:
+        tree = ast.parse(path.read_text())
+        module_skip = any(isinstance(n, ast.Assign) and any(getattr(t, "id", "") == "pytestmark" for t in n.targets)
+                          and gpu_skip_decorator(n.value) for n in tree.body)
+        for node in ast.walk(tree):
+            if isinstance(node, ast.FunctionDef) and node.name.startswith("test"):
+                if module_skip or any(gpu_skip_decorator(d) for d in node.decorator_list):
+                    found.add(f"{path.relative_to(root)}::{node.name}")
+    return found
+
+
+def function_of(nodeid: str) -> str:
+    """``path::Class::test[params]`` -> ``path::test``."""
+    parts = nodeid.split("::")
+    return f"{parts[0]}::{parts[-1].split('[')[0]}"
+
+
+def test_every_test_that_skips_without_a_gpu_is_planned(root, planned_tests):
+    expected = gpu_skipped_functions(root)
+    assert len(expected) > 20, "the scan found too few GPU tests: is it still reading the decorators?"
+    planned_functions = {function_of(t) for t in planned_tests}
+    missing = sorted(expected - planned_functions)
+    assert not missing, f"tests that skip without a GPU but are not in make gpu-check's plan: {missing}"
+
+
+def test_the_plan_holds_no_test_that_runs_without_a_gpu(root, planned_tests):
+    expected = gpu_skipped_functions(root)
+    extra = sorted({function_of(t) for t in planned_tests} - expected)
+    assert not extra, f"planned, but no GPU skip decorator marks them: {extra}"
+
+
+def test_every_notebook_with_a_gpu_cell_and_every_stored_run_is_planned(root, dry_run):
+    planned = {line.split()[-1] if not line.rstrip().endswith("]") else line.split()[-4]
+               for line in dry_run.stdout.splitlines() if ".md" in line}
+    cell = re.compile(r"^```\{code-cell\}[^\n]*\n(.*?)^```", re.S | re.M)
+    for path in sorted(root.glob("cookbook/*/notebook.md")):
+        if any("cuda" in c.lower() for c in cell.findall(path.read_text())):
+            assert str(path.relative_to(root)) in planned, path
+    names = {Path(p).parent.name if p.endswith("notebook.md") else Path(p).stem for p in planned}
+    stored = {p.stem for p in (root / "docs" / "gpu-runs" / "data").glob("*.ipynb")}
+    assert stored <= names, stored - names
+
+
+def test_the_timing_parts_run_alone(dry_run):
+    lines = dry_run.stdout.splitlines()
+    assert any("09-call-overhead/notebook.md  [timing: run alone]" in line for line in lines)
+    assert any(line.startswith("benchmarks (") and "run alone" in line for line in lines)
+
+
+# ------------------------------------------------------------ what the H100 run of c96b285 found
+
+def test_tracebacks_name_sources_that_the_notebook_folder_does_not_resolve(root):
+    """On the GPU box (Python 3.12), IPython printed "Unexpected exception formatting exception"
+    for recipes 06 and 07: tvm_ffi's traceback frames named the C++ sources by absolute path,
+    IPython found the file, read it as Python, and Python 3.12's tokenizer raised on C++ (IPython
+    catches only OSError there). A frame whose file the notebook's folder does not resolve is
+    shown without source instead. The recipes map their paths to ``<recipe>/<file>`` and
+    ``ffi_cookbook/<header>``: check that a CUDA entry's error (recipe 06's, the cell that
+    crashed) names no file that exists from the recipe folder."""
+    import torch
+    import tvm_ffi
+
+    from ffi_cookbook.build import cmake_build
+    from ffi_cookbook.testing import build_dir
+
+    folder = root / "cookbook" / "06-cuda-streams"
+    cmake_build(folder, verbose=False)
+    lib = build_dir(folder / "test_stream.py") / "libcuda_streams.so"
+    mod = tvm_ffi.load_module(str(lib))
+    if not hasattr(mod, "scale_on_stream_cuda"):
+        pytest.skip("nvcc was not found: recipe 06's CUDA entry was not built")
+    with pytest.raises(ValueError) as info:
+        mod.scale_on_stream_cuda(torch.zeros(3), torch.zeros(3), 2.0)
+    names = []
+    tb = info.value.__traceback__
+    while tb is not None:
+        name = tb.tb_frame.f_code.co_filename
+        if name.endswith((".h", ".cc", ".cu", ".cuh")):
+            names.append(name)
+        tb = tb.tb_next
+    assert names, "the error names no C++ frame"
+    for name in names:
+        assert not os.path.isabs(name), name
+        assert not (folder / name).exists(), f"{name} resolves from the recipe folder"

