@@ -194,8 +194,7 @@ def rewrite_imports(text: str, where: str) -> str:
 def helper_headers(sources: dict[str, bytes]) -> dict[str, bytes]:
     """The helper headers ``sources`` include, directly or through each other.
 
-    Returns ``{"include/ffi_cookbook/X.h": content}``, also for a header the folder
-    vendors elsewhere (recipe 13's template compares its copy with this one).
+    Returns ``{"include/ffi_cookbook/X.h": content}``.
     """
     include_root = helper_include_dir()
     todo = [text for name, text in sources.items() if Path(name).suffix in C_SUFFIXES]
@@ -263,7 +262,14 @@ def folder_files(folder: Path, skip: tuple = (), notebook: str | None = None) ->
     clash = set(files) & (set(VENDORED) | {"include"})
     if clash:
         raise RecipeError(f"{folder}: {sorted(clash)} would be overwritten by the vendored helpers")
-    files.update(helper_headers(files))
+    # A project folder inside the recipe (a wheel's template/) gets the headers its own
+    # sources include in its own include/; the recipe's sources, in the top one.
+    projects = sorted({rel.split("/", 1)[0] for rel in files if "/" in rel and rel.endswith("/CMakeLists.txt")
+                       and rel.count("/") == 1})
+    for top in [""] + [p + "/" for p in projects]:
+        inside = {rel: data for rel, data in files.items() if rel.startswith(top)
+                  and not any(rel.startswith(p + "/") for p in projects if top == "")}
+        files.update({top + rel: data for rel, data in helper_headers(inside).items()})
     files.update(vendored_helpers(None if notebook is None else vendored_imports(files, notebook)))
     return dict(sorted(files.items()))
 
