@@ -6,11 +6,15 @@
 #include <tvm/ffi/container/tensor.h>
 #include <tvm/ffi/error.h>
 
+inline const char* DeviceTypeName(int type) {
+  return type == kDLCPU ? "cpu" : type == kDLCUDA ? "cuda" : "another device";
+}
+
 // [add_one_checks.begin]
-inline void CheckAddOneArgs(tvm::ffi::TensorView x, tvm::ffi::TensorView y, DLDeviceType device,
-                            const char* device_name) {
+inline void CheckAddOneArgs(tvm::ffi::TensorView x, tvm::ffi::TensorView y, DLDeviceType device) {
   if (x.device().device_type != device) {
-    TVM_FFI_THROW(ValueError) << "argument 'x': expected a tensor on " << device_name;
+    TVM_FFI_THROW(ValueError) << "argument 'x': expected a tensor on " << DeviceTypeName(device)
+                              << ", got one on " << DeviceTypeName(x.device().device_type);
   }
   if (y.device().device_type != device || y.device().device_id != x.device().device_id) {
     TVM_FFI_THROW(ValueError) << "argument 'y': expected a tensor on the device of 'x'";

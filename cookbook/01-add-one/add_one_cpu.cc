@@ -18,7 +18,7 @@ void AddOneLoop(const T* x, T* y, int64_t n) {
 
 // [add_one_cpu_entry.begin]
 void AddOneCPU(ffi::TensorView x, ffi::TensorView y) {
-  CheckAddOneArgs(x, y, kDLCPU, "the CPU");  // raises in Python, naming the argument
+  CheckAddOneArgs(x, y, kDLCPU);  // raises in Python, naming the argument
   if (x.dtype().bits == 32) {
     AddOneLoop(static_cast<const float*>(x.data_ptr()), static_cast<float*>(y.data_ptr()), x.numel());
   } else {

@@ -29,7 +29,7 @@ void Launch(ffi::TensorView x, ffi::TensorView y, cudaStream_t stream) {
 
 // [add_one_cuda_entry.begin]
 void AddOneCUDA(ffi::TensorView x, ffi::TensorView y) {
-  CheckAddOneArgs(x, y, kDLCUDA, "a CUDA GPU");
+  CheckAddOneArgs(x, y, kDLCUDA);
   // Run on x's GPU, on the stream the caller (e.g. torch) is using.
   ffi::CUDADeviceGuard guard(x.device().device_id);
   auto stream = static_cast<cudaStream_t>(TVMFFIEnvGetStream(kDLCUDA, x.device().device_id));

@@ -73,7 +73,7 @@ def test_cpu_rejects_bad_input(mod, x, y, error, message):
 def test_cuda_entry_rejects_cpu_tensor(mod):
     if not hasattr(mod, "add_one_cuda"):
         pytest.skip("CUDA variant not built (no nvcc)")
-    with pytest.raises(ValueError, match="argument 'x': expected a tensor on a CUDA GPU"):
+    with pytest.raises(ValueError, match="argument 'x': expected a tensor on cuda, got one on cpu"):
         mod.add_one_cuda(np.zeros(3, np.float32), np.zeros(3, np.float32))
 
 
