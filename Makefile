@@ -34,8 +34,12 @@ DOXYGEN_XML := $(BUILD)/doxygen/xml/index.xml
 # they are, so the runtime and a recipe folder share the object of a source both
 # compile; paths under $(BUILD) are hashed relative to the build folder, so the
 # zip test's build of a recipe (in $(BUILD)/zip-tests/<recipe>) reuses the objects
-# of the site's run of the same zip (in $(BUILD)/recipe-runs/<recipe>). The
-# recipes' -ffile-prefix-map pairs keep tracebacks naming 04-x/y.cc either way.
+# of the site's run of the same zip (in $(BUILD)/recipe-runs/<recipe>).
+# The compiler then sees a recipe's files as ../x.cc and ../include/ffi_cookbook/y.h
+# (from <recipe>/build); CXXFLAGS, which CMake reads when it configures a new
+# folder, maps "../" away, so a traceback names x.cc and include/ffi_cookbook/y.h
+# as a reader's own build does (tvm_ffi_configure_target maps the absolute folder).
+# None of this is in a recipe's CMakeLists.txt.
 CCACHE ?= $(abspath $(VENV))/bin/ccache
 ifneq ($(CCACHE),)
 export CCACHE_DIR := $(abspath $(BUILD))/ccache
@@ -45,6 +49,7 @@ CCACHE_LAUNCHER := env;CCACHE_DIR=$(CCACHE_DIR);CCACHE_BASEDIR=$(CCACHE_BASEDIR)
 export CMAKE_C_COMPILER_LAUNCHER := $(CCACHE_LAUNCHER)
 export CMAKE_CXX_COMPILER_LAUNCHER := $(CCACHE_LAUNCHER)
 export CMAKE_CUDA_COMPILER_LAUNCHER := $(CCACHE_LAUNCHER)
+export CXXFLAGS += -ffile-prefix-map=../=
 endif
 
 # When each step starts and ends: `tools/bench_loop.py report` turns this log,

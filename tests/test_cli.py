@@ -159,8 +159,10 @@ def test_new_add_wheel_and_run_in_a_fresh_venv(takeaway_venv, tmp_path):
         done = cli("add", name, cwd=library)  # --into defaults to the current folder
         assert done.returncode == 0, done.stderr
         written.append(done.stdout)
-    # A header several recipes need is written by the first that needs it, and only once.
-    assert "include/ffi_cookbook/dtype.h" in written[0] and "dtype.h" not in written[2]
+    # Recipe 01 is tvm_ffi alone (its own header beside its kernels). A helper header is
+    # written once, by the first that needs it: `new` wrote those of 08, 10 adds dtype.h.
+    assert "include/ffi_cookbook/" not in written[0] and "kernels/01-add-one/add_one_args.h" in written[0]
+    assert "include/ffi_cookbook/" not in written[1] and "include/ffi_cookbook/dtype.h" in written[2]
     cuda = [k for name in ADDED for k in kernel_library.kernel_names(name) if k.endswith("_cuda")]
     assert len(cuda) == 3
 

@@ -1,16 +1,17 @@
 """add_one: the built library matches NumPy and torch, and rejects bad input."""
 
+from pathlib import Path
 
 import numpy as np
 import pytest
 import torch
 import tvm_ffi
 
-from ffi_cookbook.testing import TOLERANCE, build_dir, needs_cuda
-
-LIBRARY = build_dir(__file__) / "libadd_one.so"
+# The README's build: cmake -S . -B build, in this folder.
+LIBRARY = Path(__file__).resolve().parent / "build" / "libadd_one.so"
 SHAPES = [(0,), (1,), (7,), (3, 5), (2, 3, 4)]
-DTYPES = [torch.float32, torch.float16, torch.bfloat16]
+DTYPES = [torch.float32, torch.float64]
+needs_cuda = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
 
 
 @pytest.fixture(scope="module")
@@ -24,7 +25,7 @@ def sample_inputs(device, dtype, shape):
 
 
 def reference(x):
-    return (x.float() + 1).to(x.dtype)
+    return x + 1
 
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
@@ -32,8 +33,7 @@ def reference(x):
 def test_cpu_matches_torch(mod, dtype, shape):
     x, y = sample_inputs("cpu", dtype, shape)
     assert mod.add_one_cpu(x, y) is None  # the result is written into y
-    rtol, atol = TOLERANCE[str(dtype).removeprefix("torch.")]
-    torch.testing.assert_close(y, reference(x), rtol=rtol, atol=atol)
+    torch.testing.assert_close(y, reference(x), rtol=0, atol=0)
 
 
 @pytest.mark.parametrize("shape", SHAPES, ids=str)
@@ -56,9 +56,11 @@ def test_cpu_matches_numpy_through_tvm_ffi_tensor(mod, shape):
 @pytest.mark.parametrize(
     "x, y, error, message",
     [
-        (np.zeros(3, np.int32), np.zeros(3, np.int32), TypeError, "argument 'x': expected dtype float32, float16 or bfloat16, got int32"),
-        (np.zeros(3, np.float32), np.zeros(3, np.float64), TypeError, "argument 'y': expected dtype float32"),
-        (np.zeros(3, np.float32), np.zeros(4, np.float32), ValueError, "argument 'y': expected shape [3]"),
+        (np.zeros(3, np.int32), np.zeros(3, np.int32), TypeError, "argument 'x': expected dtype float32 or float64"),
+        (np.zeros(3, np.float16), np.zeros(3, np.float16), TypeError, "argument 'x': expected dtype float32 or float64"),
+        (np.zeros(3, np.float32), np.zeros(3, np.float64), TypeError, "argument 'y': expected the dtype of 'x'"),
+        (np.zeros(3, np.float32), np.zeros(4, np.float32), ValueError, "argument 'y': expected the shape of 'x'"),
+        (np.zeros((3, 1), np.float32), np.zeros(3, np.float32), ValueError, "argument 'y': expected the shape of 'x'"),
         (np.zeros((3, 4), np.float32).T, np.zeros((4, 3), np.float32), ValueError, "argument 'x': expected a contiguous tensor"),
     ],
 )
@@ -71,7 +73,7 @@ def test_cpu_rejects_bad_input(mod, x, y, error, message):
 def test_cuda_entry_rejects_cpu_tensor(mod):
     if not hasattr(mod, "add_one_cuda"):
         pytest.skip("CUDA variant not built (no nvcc)")
-    with pytest.raises(ValueError, match="argument 'x': expected a tensor on cuda, got one on cpu:0"):
+    with pytest.raises(ValueError, match="argument 'x': expected a tensor on cuda, got one on cpu"):
         mod.add_one_cuda(np.zeros(3, np.float32), np.zeros(3, np.float32))
 
 
@@ -81,5 +83,5 @@ def test_cuda_entry_rejects_cpu_tensor(mod):
 def test_cuda_matches_torch(mod, dtype, shape):
     x, y = sample_inputs("cuda", dtype, shape)
     mod.add_one_cuda(x, y)
-    rtol, atol = TOLERANCE[str(dtype).removeprefix("torch.")]
-    torch.testing.assert_close(y, reference(x), rtol=rtol, atol=atol)
+    torch.cuda.synchronize()
+    torch.testing.assert_close(y, reference(x), rtol=0, atol=0)

@@ -34,9 +34,10 @@ def build_demos(sanitize: str = "") -> Path:
     """Build libcrash_demos.so (with ``-fsanitize=<sanitize>`` when given); return its path."""
     main = build_dir_for(HERE)
     build = main.with_name(f"{main.name}-{'asan' if sanitize else 'demos'}")
-    flags = ["-DCRASH_DEMOS=ON", f"-DFFI_COOKBOOK_SANITIZE={sanitize}", "-DCMAKE_BUILD_TYPE=RelWithDebInfo"]
-    if sanitize:  # nvcc code is not instrumented: leave CUDA out of the sanitized build
-        flags.append("-DFFI_COOKBOOK_CUDA=OFF")
+    flags = ["-DCRASH_DEMOS=ON", "-DCMAKE_BUILD_TYPE=RelWithDebInfo"]
+    if sanitize:  # CMake's own flag variables; nvcc code is not instrumented: no CUDA compiler
+        flags += [f"-DCMAKE_CXX_FLAGS=-fsanitize={sanitize} -fno-omit-frame-pointer",
+                  f"-DCMAKE_SHARED_LINKER_FLAGS=-fsanitize={sanitize}", "-DCMAKE_CUDA_COMPILER=OFF"]
     for cmd in cmake_commands(HERE, build, *flags):
         subprocess.run(cmd, check=True, capture_output=True, text=True)
     return build / "libcrash_demos.so"

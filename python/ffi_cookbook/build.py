@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import shlex
 import shutil
 import subprocess
@@ -74,6 +75,13 @@ def cmake_commands(folder: Path, build_dir: Path, *extra: str) -> list[list[str]
     # `cmake -S . -B build`) keeps its generator, which CMake refuses to change.
     if shutil.which("ninja") and not (Path(build_dir) / "CMakeCache.txt").exists():
         configure += ["-G", "Ninja"]
+    # A recipe folder of the checkout has no include/ of its own (its zip carries the helper
+    # headers it includes): its compiles get the checkout's include/ from outside.
+    checkout = checkout_root(folder)
+    if checkout is not None and not (Path(folder) / "include").is_dir():
+        include = checkout / "include"
+        configure += [f"-DCMAKE_CXX_STANDARD_INCLUDE_DIRECTORIES={include}",
+                      f"-DCMAKE_CUDA_STANDARD_INCLUDE_DIRECTORIES={include}"]
     return [configure + list(extra), ["cmake", "--build", str(build_dir)]]
 
 
@@ -128,5 +136,9 @@ def _one_at_a_time(build_dir: Path):
 def built_variants(build_dir: str | Path) -> dict[str, bool]:
     """Which toolchains the configure step found, read from the CMake cache."""
     cache = (Path(build_dir) / "CMakeCache.txt").read_text()
-    cuda = "CMAKE_CUDA_COMPILER:" in cache and "CMAKE_CUDA_COMPILER-NOTFOUND" not in cache
+    # CMake's truth: an empty value, OFF or ...NOTFOUND means no CUDA compiler
+    found = re.search(r"^CMAKE_CUDA_COMPILER:[A-Z]+=(.*)$", cache, re.M)
+    value = found.group(1).strip() if found else ""
+    cuda = bool(value) and value.upper() not in {"OFF", "0", "FALSE", "NO", "N", "IGNORE"} \
+        and not value.upper().endswith("NOTFOUND")
     return {"cpu": True, "cuda": cuda}

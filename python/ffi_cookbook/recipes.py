@@ -2,10 +2,12 @@
 
 A self-contained recipe folder needs nothing from this package: it holds the
 recipe's sources, CMakeLists.txt, tests, README.md and requirements.txt, exactly
-the helper headers its sources include (under ``include/ffi_cookbook/``), the two
-Python helpers its tests and notebook use (vendored as ``cookbook_build.py`` and
-``cookbook_testing.py``) and ``notebook.ipynb``, converted from the MyST notebook
-so that Jupyter shows plain Markdown.
+the helper headers its sources include (under ``include/ffi_cookbook/``), the
+Python helpers its tests and notebook import, if any (vendored as ``cookbook_build.py``
+and ``cookbook_testing.py``) and ``notebook.ipynb``, converted from the MyST notebook
+so that Jupyter shows plain Markdown. The comment lines that mark the regions the
+site's pages show (``// [name.begin]``) are left out: a reader copies the files
+as they are.
 
 The recipes are read from the checkout's ``cookbook/`` folder, or from the copy
 an installed wheel carries (``ffi_cookbook/data/cookbook``). Output is
@@ -28,7 +30,7 @@ from pathlib import Path
 __all__ = [
     "Recipe", "RecipeError", "recipes", "recipe", "recipe_files", "folder_files", "code_folder_files",
     "code_folder_name",
-    "notebook_ipynb", "write_files", "write_recipe", "zip_bytes", "write_zip",
+    "notebook_ipynb", "strip_markers", "write_files", "write_recipe", "zip_bytes", "write_zip",
 ]
 
 _PACKAGE_DIR = Path(__file__).resolve().parent
@@ -46,6 +48,12 @@ IMPORT_REWRITES = {
     "from ffi_cookbook.testing import": "from cookbook_testing import",
 }
 VENDORED = {"cookbook_build.py": "build.py", "cookbook_testing.py": "testing.py"}
+#: A comment line that only marks a region a page shows: ``# [name.begin]``, ``// [name.end]``.
+DOC_MARKER = re.compile(r"^[ \t]*(?:#|//|/\*|<!--)[ \t]*\[[\w.-]+\.(?:begin|end)\][ \t]*(?:\*/|-->)?[ \t]*(?:\n|$)",
+                        re.M)
+#: Files whose marker lines are left out of a self-contained folder.
+TEXT_SUFFIXES = C_SUFFIXES | {".py", ".txt", ".toml", ".cmake", ".cfg", ".in", ".sh"}
+_VENDORED_IMPORT = re.compile(r"^[ \t]*(?:from|import)[ \t]+(cookbook_build|cookbook_testing)\b", re.M)
 _OTHER_IMPORT = re.compile(r"^[ \t]*(?:from|import)[ \t]+ffi_cookbook\b.*$", re.M)
 #: Zip entries carry this time stamp, so that a zip depends only on its contents.
 ZIP_DATE = (1980, 1, 1, 0, 0, 0)
@@ -186,8 +194,7 @@ def rewrite_imports(text: str, where: str) -> str:
 def helper_headers(sources: dict[str, bytes]) -> dict[str, bytes]:
     """The helper headers ``sources`` include, directly or through each other.
 
-    Returns ``{"include/ffi_cookbook/X.h": content}``, also for a header the folder
-    vendors elsewhere (recipe 13's template compares its copy with this one).
+    Returns ``{"include/ffi_cookbook/X.h": content}``.
     """
     include_root = helper_include_dir()
     todo = [text for name, text in sources.items() if Path(name).suffix in C_SUFFIXES]
@@ -204,17 +211,44 @@ def helper_headers(sources: dict[str, bytes]) -> dict[str, bytes]:
     return dict(sorted(found.items()))
 
 
-def vendored_helpers() -> dict[str, bytes]:
-    """``cookbook_build.py`` and ``cookbook_testing.py``: this package's two stdlib-only helpers."""
+def vendored_helpers(needed: set[str] | None = None) -> dict[str, bytes]:
+    """``cookbook_build.py`` and ``cookbook_testing.py``: this package's two stdlib-only helpers.
+
+    With ``needed`` (module names, e.g. ``{"cookbook_build"}``), only those; the
+    testing helper imports the build helper, so it brings it along.
+    """
+    if needed is not None and "cookbook_testing" in needed:
+        needed = needed | {"cookbook_build"}
     return {name: rewrite_imports((_PACKAGE_DIR / source).read_text(), name).encode()
-            for name, source in VENDORED.items()}
+            for name, source in VENDORED.items()
+            if needed is None or name.removesuffix(".py") in needed}
 
 
-def folder_files(folder: Path, skip: tuple = ()) -> dict[str, bytes]:
+def strip_markers(name: str, data: bytes) -> bytes:
+    """``data`` without the comment lines that mark regions for the site's pages."""
+    if Path(name).suffix not in TEXT_SUFFIXES and Path(name).name != "CMakeLists.txt":
+        return data
+    try:
+        text = data.decode()
+    except UnicodeDecodeError:
+        return data
+    return DOC_MARKER.sub("", text).encode()
+
+
+def vendored_imports(files: dict[str, bytes], notebook: str = "") -> set[str]:
+    """The vendored helper modules (``cookbook_build``, ``cookbook_testing``) that
+    ``files``' Python sources or ``notebook``'s cells import."""
+    texts = [data.decode() for name, data in files.items() if name.endswith(".py")] + [notebook]
+    return {m for text in texts for m in _VENDORED_IMPORT.findall(text)}
+
+
+def folder_files(folder: Path, skip: tuple = (), notebook: str | None = None) -> dict[str, bytes]:
     """A folder's sources made self-contained: relative path -> bytes, sorted.
 
-    Python files get their ffi_cookbook imports rewritten; the helper headers the
-    C/C++ sources include and the vendored Python helpers are added.
+    Python files get their ffi_cookbook imports rewritten and region markers are
+    left out; the helper headers the C/C++ sources include are added, and the
+    vendored Python helpers that its Python files (or ``notebook``'s code, when
+    given) import. Without ``notebook`` both helpers are added.
     """
     files: dict[str, bytes] = {}
     for path in _walk(folder):
@@ -224,12 +258,19 @@ def folder_files(folder: Path, skip: tuple = ()) -> dict[str, bytes]:
         data = path.read_bytes()
         if path.suffix == ".py":
             data = rewrite_imports(data.decode(), rel).encode()
-        files[rel] = data
+        files[rel] = strip_markers(rel, data)
     clash = set(files) & (set(VENDORED) | {"include"})
     if clash:
         raise RecipeError(f"{folder}: {sorted(clash)} would be overwritten by the vendored helpers")
-    files.update(helper_headers(files))
-    files.update(vendored_helpers())
+    # A project folder inside the recipe (a wheel's template/) gets the headers its own
+    # sources include in its own include/; the recipe's sources, in the top one.
+    projects = sorted({rel.split("/", 1)[0] for rel in files if "/" in rel and rel.endswith("/CMakeLists.txt")
+                       and rel.count("/") == 1})
+    for top in [""] + [p + "/" for p in projects]:
+        inside = {rel: data for rel, data in files.items() if rel.startswith(top)
+                  and not any(rel.startswith(p + "/") for p in projects if top == "")}
+        files.update({top + rel: data for rel, data in helper_headers(inside).items()})
+    files.update(vendored_helpers(None if notebook is None else vendored_imports(files, notebook)))
     return dict(sorted(files.items()))
 
 
@@ -262,8 +303,10 @@ def recipe_files(name: str) -> dict[str, bytes]:
     for needed in ("README.md", "requirements.txt", "notebook.md"):
         if not (r.folder / needed).is_file():
             raise RecipeError(f"recipe {r.name} has no {needed}")
-    files = folder_files(r.folder, skip=("notebook.md",))
-    files["notebook.ipynb"] = notebook_ipynb(r.folder / "notebook.md")
+    notebook = notebook_ipynb(r.folder / "notebook.md")
+    code = "\n".join("".join(c["source"]) for c in json.loads(notebook)["cells"] if c["cell_type"] == "code")
+    files = folder_files(r.folder, skip=("notebook.md",), notebook=code)
+    files["notebook.ipynb"] = notebook
     return dict(sorted(files.items()))
 
 

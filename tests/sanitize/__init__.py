@@ -1,7 +1,7 @@
 """Sanitizer runs: the build flags and the environment of `make test-sanitize`.
 
 Builds the recipe library, every recipe folder and the probe with
-``-DFFI_COOKBOOK_SANITIZE=address,undefined`` into their own folders under
+``-fsanitize=address,undefined`` (CMake's flag variables) into their own folders under
 ``--build`` (CUDA off: nvcc code is not instrumented and needs no GPU-less
 check twice), then runs pytest with AddressSanitizer, UBSan and LeakSanitizer
 in every Python process. Any sanitizer report fails the run.
@@ -19,12 +19,16 @@ from ffi_cookbook.testing import gcc_runtime
 
 ROOT = Path(__file__).resolve().parents[2]
 HERE = Path(__file__).resolve().parent
-# FFI_COOKBOOK_CUDA=OFF keeps every folder from looking for nvcc. No CMAKE_CUDA_COMPILER
-# entry: the tests read "is there a CUDA variant" from it in the CMake cache
-# (ffi_cookbook.build.built_variants), and an entry of OFF, which older runs of this
-# module set, read as "built"; -U removes it from a build folder such a run left.
-FLAGS = ["-DFFI_COOKBOOK_SANITIZE=address,undefined", "-DFFI_COOKBOOK_CUDA=OFF",
-         "-DFFI_COOKBOOK_NVSHMEM=OFF", "-UCMAKE_CUDA_COMPILER", "-DCMAKE_BUILD_TYPE=RelWithDebInfo"]
+# The sanitizers come from outside every CMakeLists.txt: CMake's own flag variables, for the
+# C and C++ compiles and every link. CMAKE_CUDA_COMPILER=OFF keeps a recipe folder from
+# looking for nvcc (check_language(CUDA) skips a compiler already set; built_variants
+# reads OFF as "no CUDA"); FFI_COOKBOOK_CUDA/NVSHMEM=OFF does the same for the runtime.
+SANITIZE = "-fsanitize=address,undefined -fno-omit-frame-pointer"
+FLAGS = [f"-DCMAKE_C_FLAGS={SANITIZE}", f"-DCMAKE_CXX_FLAGS={SANITIZE}",
+         "-DCMAKE_SHARED_LINKER_FLAGS=-fsanitize=address,undefined",
+         "-DCMAKE_EXE_LINKER_FLAGS=-fsanitize=address,undefined",
+         "-DCMAKE_CUDA_COMPILER=OFF", "-DFFI_COOKBOOK_CUDA=OFF", "-DFFI_COOKBOOK_NVSHMEM=OFF",
+         "-DCMAKE_BUILD_TYPE=RelWithDebInfo"]
 REPORT = re.compile(r"ERROR: (AddressSanitizer|LeakSanitizer)|runtime error: |SUMMARY: UndefinedBehaviorSanitizer")
 
 

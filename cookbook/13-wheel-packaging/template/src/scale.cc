@@ -1,5 +1,5 @@
 // mykernels: y = alpha * x for contiguous float32 tensors on the CPU.
-#include <ffi_cookbook/check.h>  // vendored under third_party/
+#include <ffi_cookbook/check.h>  // the cookbook's, copied into include/
 #include <tvm/ffi/container/tensor.h>
 #include <tvm/ffi/function.h>
 

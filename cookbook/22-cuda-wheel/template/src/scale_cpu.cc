@@ -1,6 +1,6 @@
 // gpukernels on the CPU: y = alpha * x for contiguous float32 tensors. It runs
 // anywhere, so a machine without a GPU can still prove that the wheel loads and calls.
-#include <ffi_cookbook/check.h>  // vendored under third_party/
+#include <ffi_cookbook/check.h>  // the cookbook's, copied into include/
 #include <tvm/ffi/container/tensor.h>
 #include <tvm/ffi/function.h>
 

@@ -1,6 +1,6 @@
 // gpukernels on a CUDA GPU: y = alpha * x for contiguous float32 tensors, and
 // the number of GPUs the CUDA runtime sees (an error, not a crash, without one).
-#include <ffi_cookbook/check.h>   // vendored under third_party/
+#include <ffi_cookbook/check.h>   // the cookbook's, copied into include/
 #include <ffi_cookbook/launch.h>
 #include <ffi_cookbook/stream.h>
 #include <tvm/ffi/container/tensor.h>
