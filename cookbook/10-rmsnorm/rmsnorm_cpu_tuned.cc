@@ -262,7 +262,6 @@ RMSNORM_SIMD_CLONES void RMSNormRows(const T* x, const T* w, T* y, int64_t rows,
 }
 // [rms_norm_cpu_tuned_rows.end]
 
-// [rms_norm_cpu_tuned_entry.begin]
 void RMSNormCPUTuned(ffi::TensorView x, ffi::TensorView weight, ffi::TensorView y, double eps) {
   CheckRMSNormArgs(x, weight, y, eps, kDLCPU);
   if (x.numel() == 0) return;  // no rows, or empty ones: nothing to write
@@ -274,7 +273,6 @@ void RMSNormCPUTuned(ffi::TensorView x, ffi::TensorView weight, ffi::TensorView 
                 static_cast<T*>(y.data_ptr()), rows, n, static_cast<float>(eps));
   });
 }
-// [rms_norm_cpu_tuned_entry.end]
 
 }  // namespace
 
