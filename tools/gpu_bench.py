@@ -24,20 +24,44 @@ parser = argparse.ArgumentParser(description="GPU measurements for the GPU runs 
 parser.add_argument("--rmsnorm-json", help="write recipe 10's stamped sweep here (cookbook/10-rmsnorm/gpu_run.json)")
 ARGS = parser.parse_args()
 mod = ffi_cookbook.load()
+ROOT = Path(__file__).resolve().parents[1]
+RECIPE = ROOT / "cookbook" / "10-rmsnorm"
 print("device:", torch.cuda.get_device_name(), "| torch", torch.__version__, "| tvm_ffi", tvm_ffi.__version__)
 
 
-print("\n## RMSNorm (CUDA) vs torch copy of the same bytes, GB/s counting bytes read + written")
-# The sweep lives beside the kernel (cookbook/10-rmsnorm/rmsnorm_gpu_bench.py), which also
-# runs it on its own; --rmsnorm-json keeps the result where the recipe's page plots it from.
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "cookbook" / "10-rmsnorm"))
-import rmsnorm_gpu_bench  # noqa: E402
+def rmsnorm_run(rows: list[dict]) -> str:
+    """Recipe 10's sweep as its page reads it (gpu_run.json): a stamp and one line per row."""
+    import datetime
+    import hashlib
+    import json
+    import subprocess
 
-rmsnorm_run = rmsnorm_gpu_bench.measure(mod.rms_norm_cuda)
-print(f"hidden={rmsnorm_run['hidden']}")
-print(rmsnorm_gpu_bench.table(rmsnorm_run))
+    smi = subprocess.run(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
+                         capture_output=True, text=True)
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True)
+    stamp = {"device": torch.cuda.get_device_name(), "driver": smi.stdout.strip() or None, "cuda": torch.version.cuda,
+             "torch": torch.__version__, "apache_tvm_ffi": tvm_ffi.__version__,
+             "date": datetime.date.today().isoformat(), "commit": commit.stdout.strip() or None,
+             "rmsnorm_cuda_sha256": hashlib.sha256((RECIPE / "rmsnorm_cuda.cu").read_bytes()).hexdigest(),
+             "measured_by": "tools/gpu_bench.py"}
+    lines = ",\n".join("  " + json.dumps({k: round(v, 1) if isinstance(v, float) else v for k, v in r.items()})
+                       for r in rows)
+    return f'{{\n "stamp": {json.dumps(stamp)},\n "hidden": 1024,\n "rows": [\n{lines}\n ]\n}}\n'
+
+
+print("\n## RMSNorm (CUDA, hidden=1024) vs torch copy of the same bytes, GB/s counting bytes read + written")
+# The sweep is the one recipe 10's GPU timing test runs (test_rmsnorm.gpu_sweep); --rmsnorm-json
+# keeps it where the recipe's page plots it from.
+sys.path.insert(0, str(RECIPE))
+import test_rmsnorm  # noqa: E402
+
+rmsnorm_rows = test_rmsnorm.gpu_sweep(mod.rms_norm_cuda)
+print(f"{'dtype':>9} {'x size':>12} {'ours GB/s':>10} {'torch GB/s':>11} {'copy GB/s':>10} {'ours/copy':>10} {'ours/torch':>11}")
+for r in rmsnorm_rows:
+    print(f"{r['dtype']:>9} {r['x_bytes'] / 2**10:>8.0f} KiB {r['ours']:>10.1f} {r['torch']:>11.1f} {r['copy']:>10.1f} "
+          f"{r['ours'] / r['copy']:>10.2f} {r['ours'] / r['torch']:>11.2f}")
 if ARGS.rmsnorm_json:
-    Path(ARGS.rmsnorm_json).write_text(rmsnorm_gpu_bench.dumps(rmsnorm_run))
+    Path(ARGS.rmsnorm_json).write_text(rmsnorm_run(rmsnorm_rows))
     print("wrote", ARGS.rmsnorm_json)
 
 

@@ -10,7 +10,7 @@ import torch
 import torch.nn.functional as F
 import tvm_ffi
 
-from ffi_cookbook.testing import TOLERANCE, best_seconds, build_dir, needs_cuda
+from ffi_cookbook.testing import TOLERANCE, best_gpu_seconds, best_seconds, build_dir, needs_cuda
 
 LIBRARY = build_dir(__file__) / "librmsnorm.so"
 CPU_KERNELS = ["rms_norm_cpu", "rms_norm_cpu_tuned"]  # the plain kernel and the tuned one
@@ -268,18 +268,41 @@ def test_cuda_rejects_weight_on_cpu(mod):
         mod.rms_norm_cuda(x, w.cpu(), y, EPS)
 
 
-#: The CUDA kernel's bounds, on the sweep of rmsnorm_gpu_bench.py: at least this fraction
-#: of the device's copy bandwidth where x is 16 MiB or more, and torch's speed at every size.
+#: The GPU sweep of the page (tools/gpu_bench.py runs it too and keeps it in gpu_run.json):
+#: rows of 1024, x from 8 KiB (16-bit) to 1 GiB (float32).
+GPU_ROWS = [4, 16, 64, 256, 1024, 4096, 16384, 65536, 262144]
+
+
+def gpu_sweep(rms_norm, hidden=1024, rows_list=GPU_ROWS) -> list[dict]:
+    """GB/s of ``rms_norm``, F.rms_norm and a copy (x read and y written), per dtype and size."""
+    rows = []
+    for dtype in DTYPES:
+        for n_rows in rows_list:
+            x = torch.randn(n_rows, hidden, device="cuda", dtype=dtype)
+            w = torch.randn(hidden, device="cuda", dtype=dtype)
+            y = torch.empty_like(x)
+            t_ours, t_torch, t_copy = best_gpu_seconds([lambda: rms_norm(x, w, y, EPS),
+                                                        lambda: F.rms_norm(x, (hidden,), w, EPS),
+                                                        lambda: y.copy_(x)])
+            moved = 2 * x.nbytes + w.nbytes
+            rows.append({"dtype": str(dtype).removeprefix("torch."), "x_bytes": x.nbytes,
+                         "ours": moved / t_ours / 1e9, "torch": moved / t_torch / 1e9,
+                         "copy": 2 * x.nbytes / t_copy / 1e9})
+    return rows
+
+
+#: The CUDA kernel's bounds: at least this fraction of the device's copy bandwidth where x is
+#: 16 MiB or more, and torch's speed at every size.
 CUDA_OF_COPY, CUDA_FROM_BYTES = 0.9, 16 << 20
 
 
 @needs_cuda
 @pytest.mark.timing
 def test_cuda_near_the_copy_roofline_and_faster_than_torch(mod):
-    import rmsnorm_gpu_bench as bench
-
-    run = bench.measure(mod.rms_norm_cuda)
-    print("", bench.table(run), sep="\n")
-    slow = [f"{r['dtype']} {r['x_bytes'] >> 10} KiB" for r in run["rows"]
+    rows = gpu_sweep(mod.rms_norm_cuda)
+    for r in rows:
+        print(f"{r['dtype']:>9} {r['x_bytes'] >> 10:>8} KiB  ours {r['ours']:>7.1f}  torch {r['torch']:>7.1f}  "
+              f"copy {r['copy']:>7.1f} GB/s  ours/copy {r['ours'] / r['copy']:.2f}")
+    slow = [f"{r['dtype']} {r['x_bytes'] >> 10} KiB" for r in rows
             if r["ours"] < r["torch"] or (r["x_bytes"] >= CUDA_FROM_BYTES and r["ours"] < CUDA_OF_COPY * r["copy"])]
     assert not slow, f"below {CUDA_OF_COPY} of the copy (16 MiB and more) or slower than torch: {slow}"
