@@ -48,10 +48,11 @@ y = np.empty_like(x); call("scale_cpu", x, -2.5, y); np.testing.assert_array_equ
 y = np.empty_like(x); call("mylib_scale_cpu", x, y, 3.0); np.testing.assert_array_equal(y, np.float32(3.0) * x)
 assert call("tensor_data_address", x) == x.ctypes.data
 out = np.zeros(1, np.int64); call("tensor_data_address_into_cpu", x, out); assert out[0] == x.ctypes.data
-w = rng.standard_normal(33).astype(np.float32); y = np.empty_like(x)
-call("rms_norm_cpu", x, w, y, 1e-6)
-np.testing.assert_allclose(y, x / np.sqrt((x.astype(np.float64) ** 2).mean(-1, keepdims=True) + 1e-6) * w,
-                           rtol=2e-6, atol=1e-6)
+w = rng.standard_normal(33).astype(np.float32)
+for name in ("rms_norm_cpu", "rms_norm_cpu_tuned"):
+    y = np.empty_like(x); call(name, x, w, y, 1e-6)
+    np.testing.assert_allclose(y, x / np.sqrt((x.astype(np.float64) ** 2).mean(-1, keepdims=True) + 1e-6) * w,
+                               rtol=2e-6, atol=1e-6)
 for name in sys.argv[2].split(","):  # CUDA entries: present and validating (no GPU here)
     if not with_cuda:
         assert not hasattr(mylib.load(), name), name

@@ -1,71 +1,68 @@
 """GPU measurements for the GPU runs page: run by hand on a GPU box, output kept.
 
-    python tools/gpu_bench.py > docs/gpu-runs/data/bench.txt
+    python tools/gpu_bench.py --rmsnorm-json cookbook/10-rmsnorm/gpu_run.json > docs/gpu-runs/data/bench.txt
 
 - recipe 10's ``rms_norm_cuda`` against a torch copy of the same bytes (the
-  device's own memory roofline) and against ``F.rms_norm``, over the sizes of
-  the CPU sweep on the recipe page and beyond;
+  device's own memory roofline) and against ``F.rms_norm``, float32, float16 and
+  bfloat16, x from 8 KiB to 1 GiB (``--rmsnorm-json``: the stamped result, for the
+  recipe page's plot);
 - recipe 09's no-op call with CUDA tensors next to the same call with CPU tensors;
 - a small CUDA kernel end to end (launch + synchronize) next to torch's.
 Everything is measured in one run; read the ratios, not the absolute times.
 """
+import argparse
 import sys
 import timeit
 from pathlib import Path
 
 import torch
-import torch.nn.functional as F
 import tvm_ffi
 
 import ffi_cookbook
 
+parser = argparse.ArgumentParser(description="GPU measurements for the GPU runs page")
+parser.add_argument("--rmsnorm-json", help="write recipe 10's stamped sweep here (cookbook/10-rmsnorm/gpu_run.json)")
+ARGS = parser.parse_args()
 mod = ffi_cookbook.load()
-EPS = 1e-6
+ROOT = Path(__file__).resolve().parents[1]
+RECIPE = ROOT / "cookbook" / "10-rmsnorm"
 print("device:", torch.cuda.get_device_name(), "| torch", torch.__version__, "| tvm_ffi", tvm_ffi.__version__)
 
 
-def gpu_seconds(fn, rounds=5):
-    """Best mean seconds per call over rounds, each round >= ~2 ms of back-to-back launches."""
-    fn(); torch.cuda.synchronize()
-    calls = 8
-    while True:
-        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        s.record()
-        for _ in range(calls):
-            fn()
-        e.record(); e.synchronize()
-        if s.elapsed_time(e) > 2.0 or calls > 1 << 16:
-            break
-        calls *= 2
-    best = float("inf")
-    for _ in range(rounds):
-        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        s.record()
-        for _ in range(calls):
-            fn()
-        e.record(); e.synchronize()
-        best = min(best, s.elapsed_time(e) / 1e3 / calls)
-    return best
+def rmsnorm_run(rows: list[dict]) -> str:
+    """Recipe 10's sweep as its page reads it (gpu_run.json): a stamp and one line per row."""
+    import datetime
+    import hashlib
+    import json
+    import subprocess
+
+    smi = subprocess.run(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
+                         capture_output=True, text=True)
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True)
+    stamp = {"device": torch.cuda.get_device_name(), "driver": smi.stdout.strip() or None, "cuda": torch.version.cuda,
+             "torch": torch.__version__, "apache_tvm_ffi": tvm_ffi.__version__,
+             "date": datetime.date.today().isoformat(), "commit": commit.stdout.strip() or None,
+             "rmsnorm_cuda_sha256": hashlib.sha256((RECIPE / "rmsnorm_cuda.cu").read_bytes()).hexdigest(),
+             "measured_by": "tools/gpu_bench.py"}
+    lines = ",\n".join("  " + json.dumps({k: round(v, 1) if isinstance(v, float) else v for k, v in r.items()})
+                       for r in rows)
+    return f'{{\n "stamp": {json.dumps(stamp)},\n "hidden": 1024,\n "rows": [\n{lines}\n ]\n}}\n'
 
 
-hidden = 1024
 print("\n## RMSNorm (CUDA, hidden=1024) vs torch copy of the same bytes, GB/s counting bytes read + written")
-for dtype in (torch.float32, torch.bfloat16):
-    print(f"\ndtype {dtype}")
-    print(f"{'x size':>12} {'ours GB/s':>10} {'torch GB/s':>11} {'copy GB/s':>10} {'ours/torch':>11} {'ours/copy':>10}")
-    for rows in [4, 16, 64, 256, 1024, 4096, 16384, 65536, 262144]:
-        x = torch.randn(rows, hidden, device="cuda", dtype=dtype)
-        w = torch.randn(hidden, device="cuda", dtype=dtype)
-        y = torch.empty_like(x)
-        moved = 2 * x.nbytes + w.nbytes
-        t_ours = gpu_seconds(lambda: mod.rms_norm_cuda(x, w, y, EPS))
-        t_torch = gpu_seconds(lambda: F.rms_norm(x, (hidden,), w, EPS))
-        t_copy = gpu_seconds(lambda: y.copy_(x))
-        ours, theirs, copy = moved / t_ours / 1e9, moved / t_torch / 1e9, 2 * x.nbytes / t_copy / 1e9
-        tag = "" if rows <= 4096 else "  (beyond the CPU sweep)"
-        print(f"{x.nbytes / 2**10:>8.0f} KiB {ours:>10.1f} {theirs:>11.1f} {copy:>10.1f} {ours / theirs:>11.2f} {ours / copy:>10.2f}{tag}")
-        mod.rms_norm_cuda(x, w, y, EPS)  # y held the copy's result
-        torch.testing.assert_close(y, F.rms_norm(x, (hidden,), w, EPS), rtol=2e-2, atol=2e-2)
+# The sweep is the one recipe 10's GPU timing test runs (test_rmsnorm.gpu_sweep); --rmsnorm-json
+# keeps it where the recipe's page plots it from.
+sys.path.insert(0, str(RECIPE))
+import test_rmsnorm  # noqa: E402
+
+rmsnorm_rows = test_rmsnorm.gpu_sweep(mod.rms_norm_cuda)
+print(f"{'dtype':>9} {'x size':>12} {'ours GB/s':>10} {'torch GB/s':>11} {'copy GB/s':>10} {'ours/copy':>10} {'ours/torch':>11}")
+for r in rmsnorm_rows:
+    print(f"{r['dtype']:>9} {r['x_bytes'] / 2**10:>8.0f} KiB {r['ours']:>10.1f} {r['torch']:>11.1f} {r['copy']:>10.1f} "
+          f"{r['ours'] / r['copy']:>10.2f} {r['ours'] / r['torch']:>11.2f}")
+if ARGS.rmsnorm_json:
+    Path(ARGS.rmsnorm_json).write_text(rmsnorm_run(rmsnorm_rows))
+    print("wrote", ARGS.rmsnorm_json)
 
 
 def ns_per_call(fn, args, repeat=7, seconds=0.02):

@@ -303,10 +303,14 @@ def recipe_files(name: str) -> dict[str, bytes]:
     for needed in ("README.md", "requirements.txt", "notebook.md"):
         if not (r.folder / needed).is_file():
             raise RecipeError(f"recipe {r.name} has no {needed}")
-    notebook = notebook_ipynb(r.folder / "notebook.md")
-    code = "\n".join("".join(c["source"]) for c in json.loads(notebook)["cells"] if c["cell_type"] == "code")
-    files = folder_files(r.folder, skip=("notebook.md",), notebook=code)
-    files["notebook.ipynb"] = notebook
+    # A recipe may have more pages (a deep dive beside notebook.md): each becomes an .ipynb too.
+    pages = [p.name for p in sorted(r.folder.glob("*.md")) if "kernelspec:" in p.read_text()[:600]]
+    notebooks = {page: notebook_ipynb(r.folder / page) for page in pages}
+    code = "\n".join("".join(c["source"]) for nb in notebooks.values()
+                     for c in json.loads(nb)["cells"] if c["cell_type"] == "code")
+    files = folder_files(r.folder, skip=tuple(pages), notebook=code)
+    for page, notebook in notebooks.items():
+        files[page.removesuffix(".md") + ".ipynb"] = notebook
     return dict(sorted(files.items()))
 
 
@@ -355,6 +359,8 @@ def _directive(match: re.Match, folder: Path, where: str) -> str:
         if not path.is_file():
             raise RecipeError(f"{where}: literalinclude of a missing file {arg}")
         return _fenced(options.get("language", ""), literalinclude_text(path, options))
+    if name == "toctree":  # a recipe's second page, a file beside the notebook in the zip
+        return ""
     if name == "snippet":
         note = f"*Not run by this notebook: {options['pseudo']}.*\n\n" if "pseudo" in options else ""
         return note + _fenced(arg, body.rstrip("\n"))
@@ -374,6 +380,11 @@ def _role(match: re.Match, folder: Path) -> str:
     if role.startswith(("cpp:", "py:")):  # a C++ name linked to the API page, or a Python name
         # linked to its project's docs (intersphinx): stays code, without the link
         return f"`{explicit['title'] if explicit else text}`"
+    if role == "doc":  # another page of the same recipe: its .ipynb in the zip
+        parts = posixpath.normpath(posixpath.join(folder.name, explicit["target"] if explicit else text)).split("/")
+        if len(parts) == 2 and parts[0] == folder.name and (folder / f"{parts[1]}.md").is_file():
+            name = f"`{parts[1]}.ipynb`"
+            return f"{explicit['title']} ({name})" if explicit else name
     if explicit:
         return explicit["title"]
     if role == "doc":  # a page named by its path: name the recipe folder instead

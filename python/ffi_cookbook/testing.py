@@ -98,6 +98,36 @@ def best_seconds(fns, min_round: float = 0.01, rounds: int = 15, threads: int | 
     return best
 
 
+def best_gpu_seconds(fns, min_round: float = 2e-3, rounds: int = 5) -> list[float]:
+    """Best mean GPU time per call of each function, over ``rounds`` rounds, timed with CUDA events.
+
+    As in :func:`best_seconds`, the functions take turns inside every round; each round of a
+    function is back-to-back calls on the current stream taking at least ``min_round`` seconds.
+    """
+    import torch
+
+    def seconds(fn, calls: int) -> float:
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        for _ in range(calls):
+            fn()
+        end.record()
+        end.synchronize()
+        return start.elapsed_time(end) / 1e3
+
+    counts = []
+    for fn in fns:
+        calls = 1
+        while seconds(fn, calls) < min_round and calls < 1 << 16:
+            calls *= 2
+        counts.append(calls)
+    best = [float("inf")] * len(fns)
+    for _ in range(rounds):
+        for i, (fn, calls) in enumerate(zip(fns, counts)):
+            best[i] = min(best[i], seconds(fn, calls) / calls)
+    return best
+
+
 def gcc_runtime(name: str) -> str:
     """The path of a GCC runtime library, e.g. ``libasan.so``, as the ``gcc`` on PATH has it."""
     return subprocess.run(["gcc", f"-print-file-name={name}"], capture_output=True, text=True,
