@@ -177,7 +177,8 @@ fuzz: runtime ## the fuzz of every export, 100,000 cases (FUZZ_SEED=0)
 # so after `make test` it is up to date here.
 test-sanitize: venv ## recipe tests and fuzz against ASan/UBSan/LSan builds
 	$(call phase,sanitize,begin)
-	$(OUT_OF_TREE) $(PY) -m tests.sanitize --build $(abspath $(BUILD))/sanitize --workers $(PYTEST_WORKERS)
+	$(OUT_OF_TREE) $(PY) -m tests.sanitize --build $(abspath $(BUILD))/sanitize --workers $(PYTEST_WORKERS) \
+	  --junit $(TIMING)/sanitize-junit.xml
 	$(call phase,sanitize,end)
 
 # One recipe, after one `make docs` (R: its number or name, `make recipe R=10`): the site
