@@ -59,7 +59,7 @@ all: docs ## the site (same as make docs)
 # `make help`: every target with the line after its `##`.
 help: ## list the targets
 	@grep -hE '^[a-z][a-z-]*:.*## ' $(MAKEFILE_LIST) | sed -E 's/^([a-z-]+):.*## /\1\t/' | \
-	  awk -F'\t' '{ printf "  make %-14s %s\n", $$1, $$2 }'
+	  awk -F'\t' '{ printf "  make %-15s %s\n", $$1, $$2 }'
 
 venv: $(STAMP) ## the project venv (.venv), installed again when pyproject.toml changes
 
@@ -130,7 +130,16 @@ SPHINX = $(OUT_OF_TREE) $(PY) -m sphinx -b html -c conf docs $(BUILD)/html \
 	  $(SPHINX_FLAGS) -d $(BUILD)/doctrees -w $(BUILD)/warnings.log
 
 # The site, notebooks executed (myst-nb caches them in $(BUILD)/.jupyter_cache).
-html: runtime $(DOXYGEN_XML) ## the site alone, notebooks executed (incremental)
+# The take-away venv the recipes run in (tools/takeaway_venv.py) is made in the background
+# while the runtime and doxygen run, when it is missing or out of date; the site build waits
+# for it (a lock) before it runs the recipes, and makes it itself if this failed (its log:
+# $(BUILD)/takeaway-venv.log).
+.PHONY: takeaway-venv
+takeaway-venv: venv ## start making the take-away venv (html does), in the background
+	@mkdir -p $(BUILD)
+	@$(OUT_OF_TREE) $(PY) -m tools.takeaway_venv $(abspath $(BUILD))/takeaway-venv > $(BUILD)/takeaway-venv.log 2>&1 &
+
+html: takeaway-venv runtime $(DOXYGEN_XML) ## the site alone, notebooks executed (incremental)
 	$(call phase,site,begin)
 	$(SPHINX)
 	$(call phase,site,end)
@@ -187,7 +196,7 @@ test-sanitize: venv ## recipe tests and fuzz against ASan/UBSan/LSan builds
 # record for it (made here if the site build left none); the snippets of the whole site;
 # and the recipe's zip tests, which assert on that record.
 R ?=
-recipe: runtime $(DOXYGEN_XML) ## one recipe's zip, tests, notebook and snippets: make recipe R=10
+recipe: takeaway-venv runtime $(DOXYGEN_XML) ## one recipe's zip, tests, notebook and snippets: make recipe R=10
 	@test -n "$(R)" || { echo "usage: make recipe R=10 (a recipe's number or name)" >&2; exit 2; }
 	@$(OUT_OF_TREE) $(PY) -m tools.recipe_runs --name $(R) >/dev/null
 	$(call phase,recipe,begin)
