@@ -20,7 +20,8 @@ then finds them.
   after the other, once the others are done; then their READMEs, a few at a time.
 - A failure here costs only time: the notebook is not cached, so myst-nb executes
   it again (in the checkout) and reports the error as usual; a recipe's zip test then
-  finds no record and executes the zip's notebook itself.
+  finds no record and takes the zip through the pipeline itself. A README that fails
+  leaves a record that says so, with its output, and the zip test fails with it.
 
 The seconds each notebook took, and how it ran, go to ``<build>/timing/notebooks.jsonl``
 for ``tools/bench_loop.py``.
