@@ -57,11 +57,16 @@ endif
 TIMING := $(abspath $(BUILD))/timing
 phase = @mkdir -p $(TIMING) && echo "$(1) $(2) $$(date +%s.%N)" >> $(TIMING)/phases.log
 
-.PHONY: all docs html snippets test serve clean distclean venv runtime doxygen-tool chromium-tool bench-loop fuzz test-sanitize
+.PHONY: all help docs html snippets test recipe serve clean distclean venv runtime doxygen-tool chromium-tool bench-loop fuzz test-sanitize
 
-all: docs
+all: docs ## the site (same as make docs)
 
-venv: $(STAMP)
+# `make help`: every target with the line after its `##`.
+help: ## list the targets
+	@grep -hE '^[a-z][a-z-]*:.*## ' $(MAKEFILE_LIST) | sed -E 's/^([a-z-]+):.*## /\1\t/' | \
+	  awk -F'\t' '{ printf "  make %-15s %s\n", $$1, $$2 }'
+
+venv: $(STAMP) ## the project venv (.venv), installed again when pyproject.toml changes
 
 # The venv is (re)installed only when pyproject.toml changes.
 $(STAMP): pyproject.toml tools/requirements.py $(NVSHMEM_REQUIREMENTS)
@@ -77,7 +82,7 @@ $(STAMP): pyproject.toml tools/requirements.py $(NVSHMEM_REQUIREMENTS)
 	@touch $@
 	$(call phase,venv,end)
 
-doxygen-tool:
+doxygen-tool: ## install doxygen when it is missing (as root, with apt-get)
 	@command -v doxygen >/dev/null || { \
 	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
 	    apt-get update -q && apt-get install -y -q doxygen; \
@@ -85,17 +90,18 @@ doxygen-tool:
 
 # gdb for recipe 19's backtrace cell and test, which say they were skipped without it.
 .PHONY: gdb-tool
-gdb-tool:
+gdb-tool: ## install gdb when it is missing (recipe 19's backtrace cell and test)
 	@command -v gdb >/dev/null || { \
 	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
 	    apt-get update -q && apt-get install -y -q gdb; \
 	  else echo "note: gdb is missing (e.g. sudo apt-get install gdb): recipe 19's gdb cell and test skip" >&2; fi; }
 
 html: | gdb-tool
+recipe: | gdb-tool
 
 # The browser tests (tests/test_browser.py) drive Debian's Chromium through Playwright's Python
 # API; Playwright's own browser downloads are never used.
-chromium-tool:
+chromium-tool: ## install Chromium when it is missing (the browser tests)
 	@test -x /usr/bin/chromium || { \
 	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
 	    apt-get update -q && apt-get install -y -q chromium; \
@@ -110,7 +116,7 @@ build/runtime/CMakeCache.txt: $(STAMP)
 	@touch $@
 	$(call phase,runtime,end)
 
-runtime: build/runtime/CMakeCache.txt
+runtime: build/runtime/CMakeCache.txt ## the recipe library (build/runtime)
 	$(call phase,runtime,begin)
 	cmake --build build/runtime
 	$(call phase,runtime,end)
@@ -129,19 +135,28 @@ SPHINX = $(OUT_OF_TREE) $(PY) -m sphinx -b html -c conf docs $(BUILD)/html \
 	  $(SPHINX_FLAGS) -d $(BUILD)/doctrees -w $(BUILD)/warnings.log
 
 # The site, notebooks executed (myst-nb caches them in $(BUILD)/.jupyter_cache).
-html: runtime $(DOXYGEN_XML)
+# The take-away venv the recipes run in (tools/takeaway_venv.py) is made in the background
+# while the runtime and doxygen run, when it is missing or out of date; the site build waits
+# for it (a lock) before it runs the recipes, and makes it itself if this failed (its log:
+# $(BUILD)/takeaway-venv.log).
+.PHONY: takeaway-venv
+takeaway-venv: venv ## start making the take-away venv (html does), in the background
+	@mkdir -p $(BUILD)
+	@$(OUT_OF_TREE) $(PY) -m tools.takeaway_venv $(abspath $(BUILD))/takeaway-venv > $(BUILD)/takeaway-venv.log 2>&1 &
+
+html: takeaway-venv runtime $(DOXYGEN_XML) ## the site alone, notebooks executed (incremental)
 	$(call phase,site,begin)
 	$(SPHINX)
 	$(call phase,site,end)
 
 # Verify every code block of the built site; fails on anything unverified.
-snippets: html
+snippets: html ## the site, then verify every code block on it
 	$(call phase,snippets,begin)
 	$(OUT_OF_TREE) $(PY) -m tools.snippets --doctrees $(BUILD)/doctrees --out $(BUILD)/snippets
 	$(call phase,snippets,end)
 
 # A second, incremental Sphinx pass puts the fresh snippet report on its page.
-docs: snippets
+docs: snippets ## the site with its snippet report (in _build/html)
 	$(call phase,site-report,begin)
 	$(SPHINX)
 	$(call phase,site-report,end)
@@ -154,7 +169,7 @@ docs: snippets
 # The first pass runs tests/ only: each recipe's tests run there once, inside
 # tests/test_recipe_zips.py, from the recipe's zip in a fresh venv, exactly as its
 # README says (their junit file lands beside this one, so the table counts them).
-test: docs
+test: docs ## the site, then every test (the recipes' from the site build's runs)
 	$(call phase,tests,begin)
 	$(OUT_OF_TREE) $(PY) -m pytest -m "not timing" -n $(PYTEST_WORKERS) --dist loadgroup \
 	  --junitxml=$(TIMING)/pytest-parallel.xml tests
@@ -166,7 +181,7 @@ test: docs
 # The fuzz of every export (tests/test_fuzz.py runs 10,000 cases; this, ten times
 # as many). FUZZ_SEED picks another seed; a failure prints its replay command.
 FUZZ_SEED ?= 0
-fuzz: runtime
+fuzz: runtime ## the fuzz of every export, 100,000 cases (FUZZ_SEED=0)
 	$(OUT_OF_TREE) $(PY) -m tests.fuzz --cases 100000 --seed $(FUZZ_SEED)
 
 # The recipe tests, the helper tests and the fuzz against builds made with
@@ -174,10 +189,28 @@ fuzz: runtime
 # AddressSanitizer, UBSan and LeakSanitizer in every Python process; any report fails.
 # tests/test_sanitize.py (in `make test`) builds the sanitized library in the same folder,
 # so after `make test` it is up to date here.
-test-sanitize: venv
+test-sanitize: venv ## recipe tests and fuzz against ASan/UBSan/LSan builds
 	$(call phase,sanitize,begin)
-	$(OUT_OF_TREE) $(PY) -m tests.sanitize --build $(abspath $(BUILD))/sanitize --workers $(PYTEST_WORKERS)
+	$(OUT_OF_TREE) $(PY) -m tests.sanitize --build $(abspath $(BUILD))/sanitize --workers $(PYTEST_WORKERS) \
+	  --junit $(TIMING)/sanitize-junit.xml
 	$(call phase,sanitize,end)
+
+# One recipe, after one `make docs` (R: its number or name, `make recipe R=10`): the site
+# again (incremental), which executes the recipe's notebook and runs its README through the
+# recipe pipeline (tools/recipe_runs.py) when any file of its zip changed; the pipeline's
+# record for it (made here if the site build left none); the snippets of the whole site;
+# and the recipe's zip tests, which assert on that record.
+R ?=
+recipe: takeaway-venv runtime $(DOXYGEN_XML) ## one recipe's zip, tests, notebook and snippets: make recipe R=10
+	@test -n "$(R)" || { echo "usage: make recipe R=10 (a recipe's number or name)" >&2; exit 2; }
+	@$(OUT_OF_TREE) $(PY) -m tools.recipe_runs --name $(R) >/dev/null
+	$(call phase,recipe,begin)
+	$(SPHINX)
+	$(OUT_OF_TREE) $(PY) -m tools.recipe_runs $(R)
+	$(OUT_OF_TREE) $(PY) -m tools.snippets --doctrees $(BUILD)/doctrees --out $(BUILD)/snippets
+	$(OUT_OF_TREE) $(PY) -m pytest -q -p no:cacheprovider tests/test_recipe_zips.py \
+	  -k "$$($(OUT_OF_TREE) $(PY) -m tools.recipe_runs --name $(R))"
+	$(call phase,recipe,end)
 
 # Every check that needs a GPU (tools/gpu_check.py): on a machine with a CUDA GPU it runs
 # the tests that skip without one, every notebook and the GPU benchmarks, and writes the
@@ -186,20 +219,20 @@ test-sanitize: venv
 # carry $(BUILD)/gpu-wheels, the wheels it lacks, which `$(PY) tools/gpu_check.py --wheels` downloads).
 .PHONY: gpu-check
 GPU_CHECK_FLAGS ?=
-gpu-check:
+gpu-check: ## the GPU checks (tests, notebooks, benchmarks) or, without a GPU, their plan
 	$(OUT_OF_TREE) $(if $(wildcard $(PY)),$(PY),python3) tools/gpu_check.py $(GPU_CHECK_FLAGS)
 
 # A cold run (a fresh clone of HEAD: venv, site and tests from nothing) and a
 # warm one (one recipe source touched), timed step by step; prints the tables.
-bench-loop:
+bench-loop: ## time a cold and a warm make test in a fresh clone
 	$(PYTHON) tools/bench_loop.py loop --out $(BUILD)/bench
 
-serve:
+serve: ## serve the built site on 127.0.0.1 (PORT=8000)
 	@test -f $(BUILD)/html/index.html || { echo "run 'make docs' first" >&2; exit 1; }
 	$(PY) -m http.server --bind 127.0.0.1 --directory $(BUILD)/html $(PORT)
 
-clean:
+clean: ## remove _build/ and build/
 	rm -rf $(BUILD) build
 
-distclean: clean
+distclean: clean ## clean, and remove the venv too
 	rm -rf $(VENV)

@@ -13,13 +13,15 @@ then finds them.
 - Notebooks in one folder run one after the other in the same worker: they build
   into the same folder.
 - A recipe's notebook (``cookbook/<name>/notebook``) runs from the recipe's zip, in
-  the take-away venv (tools/recipe_runs.py): the page shows what a reader who
-  downloaded the recipe gets, and the zip test reads that run's record instead of
-  executing the notebook again. Those that run alone run here too, one after the
-  other, once the others are done.
+  the take-away venv, followed by its README's commands in the same folder
+  (tools/recipe_runs.py, the recipe pipeline): the page shows what a reader who
+  downloaded the recipe gets, and the zip test asserts on that run's record instead
+  of building and testing the zip again. Those that run alone run here too, one
+  after the other, once the others are done; then their READMEs, a few at a time.
 - A failure here costs only time: the notebook is not cached, so myst-nb executes
   it again (in the checkout) and reports the error as usual; a recipe's zip test then
-  finds no record and executes the zip's notebook itself.
+  finds no record and takes the zip through the pipeline itself. A README that fails
+  leaves a record that says so, with its output, and the zip test fails with it.
 
 The seconds each notebook took, and how it ran, go to ``<build>/timing/notebooks.jsonl``
 for ``tools/bench_loop.py``.
@@ -47,7 +49,8 @@ def runs_alone(notebook) -> bool:
     return bool(notebook.metadata.get("cookbook", {}).get("runs_alone"))
 
 
-def _execute_one(path: str, notebook, recipe: str | None, timeout: int, allow_errors: bool) -> float:
+def _execute_one(path: str, notebook, recipe: str | None, timeout: int, allow_errors: bool,
+                 readme: bool = True) -> float:
     """Execute one notebook (a recipe's from its zip), its outputs put into ``notebook``; seconds."""
     if recipe is None:
         from jupyter_cache.executors.utils import single_nb_execution
@@ -63,7 +66,7 @@ def _execute_one(path: str, notebook, recipe: str | None, timeout: int, allow_er
 
     data = recipes.zip_bytes(recipes.recipe_files(recipe), recipe)
     executed, record = recipe_runs.run_from_zip(recipe, data, _TAKEAWAY["build"], _TAKEAWAY["venv"], timeout,
-                                                _TAKEAWAY["key"])
+                                                _TAKEAWAY["key"], readme=readme)
     take_outputs(notebook, nbformat.read(executed, as_version=4))
     return record["seconds"]
 
@@ -81,12 +84,12 @@ def take_outputs(page, executed) -> None:
         cell.execution_count = done.execution_count
 
 
-def _execute_folder(folder: str, timeout: int, allow_errors: bool) -> list[tuple]:
+def _execute_folder(folder: str, timeout: int, allow_errors: bool, readme: bool = True) -> list[tuple]:
     """In a worker: execute the folder's notebooks in order; (docname, notebook, seconds, error)."""
     done = []
     for docname, path, notebook, _, recipe in _WORK[folder]:
         try:
-            seconds, error = _execute_one(path, notebook, recipe, timeout, allow_errors), None
+            seconds, error = _execute_one(path, notebook, recipe, timeout, allow_errors, readme), None
         except Exception as err:  # noqa: BLE001  (myst-nb executes it again and reports it)
             seconds, error = 0.0, f"{type(err).__name__}: {str(err)[-3000:]}"
         done.append((docname, notebook, seconds, error))
@@ -183,13 +186,38 @@ def _before_read(app, env, docnames) -> None:
             futures = [pool.submit(_execute_folder, f, timeout, allow_errors) for f in folders]
             for folder, future in zip(folders, futures):
                 _cache_results(env, work[folder], future.result(), "parallel", log)
-    for entry in recipes_alone:  # with nothing else running
+    ran_alone = []
+    for entry in recipes_alone:  # with nothing else running; their READMEs after the last one
         logger.info(f"executing {entry[0]} alone")
         _WORK["alone"] = [entry]
-        _cache_results(env, [entry], _execute_folder("alone", timeout, allow_errors), "alone", log)
+        results = _execute_folder("alone", timeout, allow_errors, readme=False)
+        _cache_results(env, [entry], results, "alone", log)
+        ran_alone += [entry[-1] for _, _, _, error in results if not error]
+    if ran_alone:
+        _readmes(ran_alone, app.config.notebook_workers, log)
     _WORK.clear()
     _TAKEAWAY.clear()
     _append_log(app, log)
+
+
+def _readmes(names: list[str], workers: int, log: list) -> None:
+    """The README runs of the recipes whose notebooks ran alone, ``workers`` at a time: like every
+    README run of the site build, their pytest leaves out the tests marked timing."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from tools import recipe_runs
+
+    logger.info(f"running the READMEs of {', '.join(names)}")
+    with ThreadPoolExecutor(max(1, workers)) as pool:
+        futures = {name: pool.submit(recipe_runs.add_readme, name, _TAKEAWAY["build"], _TAKEAWAY["venv"])
+                   for name in names}
+        for name, future in futures.items():
+            try:
+                seconds = future.result()["readme"]["seconds"]
+            except Exception as err:  # noqa: BLE001  (no record: the zip test runs the recipe itself)
+                logger.info(f"{name}: its README run failed here ({type(err).__name__}: {str(err)[-2000:]})")
+                continue
+            log.append({"doc": f"cookbook/{name}/README", "seconds": seconds, "how": "readme"})
 
 
 def _cache_results(env, entries: list, results: list, how: str, log: list) -> None:

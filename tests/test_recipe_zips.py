@@ -2,12 +2,13 @@
 
 The zip is the one the built site offers (``<build>/html/downloads``) when the
 site was built, else the generator's (``ffi_cookbook.recipes``, which the site
-uses too). It is unzipped into an empty folder (``<build>/zip-tests/<name>``) and
-run in one fresh venv without ``ffi_cookbook`` (tools/takeaway_venv.py): the README's ```bash block,
-then ``notebook.ipynb`` under nbclient, unless the site build already executed
-this very zip's notebook in such a venv (tools/recipe_runs.py: its record is
-read instead). The quick tests check what the zips hold; the site test checks
-the download links.
+uses too). The recipe pipeline (tools/recipe_runs.py) unzips it into an empty
+folder, executes ``notebook.ipynb`` there and runs the README's ```bash block in
+one fresh venv without ``ffi_cookbook`` (tools/takeaway_venv.py). The site build
+takes every recipe through it (``<build>/recipe-runs/<name>``); the slow test here
+asserts on that run's record when it is of this very zip and such a venv, and takes
+the zip through the pipeline itself (``<build>/zip-tests/<name>``) when it is not.
+The quick tests check what the zips hold; the site test checks the download links.
 """
 
 from __future__ import annotations
@@ -17,12 +18,9 @@ import io
 import json
 import os
 import re
-import shlex
-import shutil
 import stat
 import subprocess
 import sys
-import time
 import xml.etree.ElementTree as ET
 import zipfile
 from pathlib import Path
@@ -62,9 +60,7 @@ def zip_for(name: str) -> bytes:
 
 def readme_commands(readme: Path) -> str:
     """The first ```bash block of a recipe README: exactly what a reader runs."""
-    match = re.search(r"```bash\n(.*?)```", readme.read_text(), re.S)
-    assert match, f"{readme}: no ```bash block with build commands"
-    return match.group(1)
+    return recipe_runs.readme_commands(readme)
 
 
 # -- what the zips hold (quick) ---------------------------------------------------------
@@ -175,12 +171,17 @@ def test_a_record_is_of_one_zip_and_one_venv(tmp_path):
     data = zip_for("01-add-one")
     runs = tmp_path / recipe_runs.RUNS
     runs.mkdir()
-    record = {"zip": recipe_runs.zip_digest(data), "venv": recipe_runs.inputs_key(), "gpu_cells": ["no GPU"]}
+    record = {"version": recipe_runs.VERSION, "zip": recipe_runs.zip_digest(data), "venv": recipe_runs.inputs_key(),
+              "gpu_cells": ["no GPU"], "readme": {"ok": True}}
     (runs / "01-add-one.json").write_text(json.dumps(record))
     assert recipe_runs.record_for("01-add-one", data, tmp_path) == record
     assert recipe_runs.record_for("01-add-one", data + b"changed", tmp_path) is None
     assert recipe_runs.record_for("02-tensor-and-view", data, tmp_path) is None
-    (runs / "01-add-one.json").write_text(json.dumps({**record, "venv": "another"}))
+    for other in ({**record, "venv": "another"}, {**record, "version": recipe_runs.VERSION - 1}):
+        (runs / "01-add-one.json").write_text(json.dumps(other))
+        assert recipe_runs.record_for("01-add-one", data, tmp_path) is None
+    del record["readme"]  # the notebook ran alone, its README not yet (recipe_runs.add_readme)
+    (runs / "01-add-one.json").write_text(json.dumps(record))
     assert recipe_runs.record_for("01-add-one", data, tmp_path) is None
 
 
@@ -196,7 +197,8 @@ def test_a_run_s_build_serves_only_today_s_files(tmp_path):
     build.mkdir()
     (build / "CMakeCache.txt").write_text("")
     assert recipe_runs.build_of_run(name, files, tmp_path, key) is None  # no record of a run
-    (runs / f"{name}.json").write_text(json.dumps({"zip": recipe_runs.zip_digest(data), "venv": key}))
+    (runs / f"{name}.json").write_text(json.dumps({"version": recipe_runs.VERSION, "zip": recipe_runs.zip_digest(data),
+                                                   "venv": key, "readme": {"ok": True}}))
     assert recipe_runs.build_of_run(name, files, tmp_path, key) == build
     assert recipe_runs.build_of_run(name, files, tmp_path, "another venv") is None
     changed = {**files, "add_one_cpu.cc": files["add_one_cpu.cc"] + b"\n"}
@@ -231,10 +233,11 @@ def test_page_code_zip_builds_alone(folder, takeaway_venv, tmp_path):
 
 
 def recipe_junit(request, name: str) -> Path | None:
-    """When this run writes a junit file (``make test``), where the recipe's own pytest writes one.
+    """When this run writes a junit file (``make test``), where a copy of the recipe's own goes.
 
-    ``make test`` runs each recipe's tests only here (its first pass leaves cookbook/ out),
-    so tools/bench_loop.py counts and times them from these files."""
+    ``make test`` runs each recipe's tests only through the pipeline (its first pass leaves
+    cookbook/ out, and the site build's run serves here), so tools/bench_loop.py counts and
+    times them from these copies."""
     ours = request.config.getoption("xmlpath", None)
     if not ours:
         return None
@@ -243,49 +246,53 @@ def recipe_junit(request, name: str) -> Path | None:
     return path
 
 
-def name_recipe_tests(path: Path, folder: Path) -> None:
-    """The recipe's junit file names its test files by their path in the checkout."""
-    assert path.is_file(), f"the README's pytest wrote no {path.name}: does the README still run the tests?"
-    tree = ET.parse(path)
-    assert any(True for _ in tree.iter("testcase")), f"{path.name}: no tests ran"
+def name_recipe_tests(junit: Path, folder: Path, out: Path | None) -> None:
+    """The README's pytest ran tests, with the recipe folder as its root dir; ``out`` (when
+    given) gets a copy of its junit file that names the test files by their path in the checkout."""
+    assert junit.is_file(), f"the README's pytest wrote no {junit.name}: does the README still run the tests?"
+    tree = ET.parse(junit)
+    assert any(True for _ in tree.iter("testcase")), f"{junit.name}: no tests ran"
     name = folder.name
     for case in tree.iter("testcase"):
+        assert not {child.tag for child in case} & {"failure", "error"}, f"{junit}: {case.get('name')} failed"
         if case.get("file"):
             # relative to pytest's root dir, which for a reader is the recipe folder
             assert (folder / case.get("file")).is_file(), f"pytest's root dir was not {folder}: {case.get('file')}"
             case.set("file", f"cookbook/{name}/{case.get('file')}")
         case.set("classname", f"cookbook.{name}.{case.get('classname', '')}")
-    tree.write(path)
+    if out:
+        tree.write(out)
 
 
 @pytest.mark.parametrize("name", RECIPE_NAMES)
 def test_zip_builds_passes_and_runs_its_notebook_alone(name, takeaway_venv, request):
-    # An empty folder under the build root, as deep as the site's run of the zip
-    # (<build>/recipe-runs/<name>): under make, ccache hashes the paths there relative to
-    # the build folder, so this build reuses that run's objects (see the Makefile).
-    unzipped = BUILD / ZIP_TESTS
-    shutil.rmtree(unzipped / name, ignore_errors=True)
-    unzipped.mkdir(parents=True, exist_ok=True)
-    zipfile.ZipFile(io.BytesIO(zip_for(name))).extractall(unzipped)
-    folder = unzipped / name
-    start = time.perf_counter()
-    junit = recipe_junit(request, name)
-    # pytest reads the first pytest.ini, or pyproject.toml with a pytest table, in the folders
-    # above: here the checkout's, which a reader's unzipped folder does not have above it.
-    # An empty one and the folder as root dir keep the reader's defaults (nothing else).
-    no_config = unzipped / "no-config.ini"
-    no_config.write_text("[pytest]\n")
-    options = (f"{takeaway_venv.env()['PYTEST_ADDOPTS']} -c {shlex.quote(str(no_config))} "
-               f"--rootdir {shlex.quote(str(folder))}")
-    if junit:  # where to write the junit file
-        options += f" -o junit_family=xunit1 --junitxml={shlex.quote(str(junit))}"
-    takeaway_venv.run(readme_commands(folder / "README.md"), cwd=folder, env={"PYTEST_ADDOPTS": options})
-    if junit:
-        name_recipe_tests(junit, folder)
-    middle = time.perf_counter()
-    record = recipe_runs.record_for(name, zip_for(name), BUILD)  # the site build ran this zip's notebook
-    how = "executed by the site build" if record else "executed here"
-    gpu_cells = record["gpu_cells"] if record else recipe_runs.execute(folder, takeaway_venv)
+    data = zip_for(name)
+    runs, how = recipe_runs.RUNS, "by the site build"
+    record = recipe_runs.record_for(name, data, BUILD)
+    if record is None:  # no site build ran this zip in today's venv: take it through the pipeline here
+        # In the build root, as deep as the site's runs: under make, ccache hashes the paths there
+        # relative to the build folder, so this build reuses the objects of an earlier run.
+        runs, how = ZIP_TESTS, "here"
+        _, record = recipe_runs.run_from_zip(name, data, BUILD, takeaway_venv, runs=ZIP_TESTS)
+    folder = BUILD / runs / name
+    readme = record["readme"]
+    assert readme["ok"], f"the README's commands failed in {folder} (run {how}):\n{readme['output']}"
+    name_recipe_tests(BUILD / runs / readme["junit"], folder, recipe_junit(request, name))
+    gpu_cells = record["gpu_cells"]
     assert all(gpu_cells), f"a GPU cell printed nothing (it must say why it did not run): {gpu_cells}"
-    print(f"{name}: README {middle - start:.0f} s, notebook {how} in {time.perf_counter() - middle:.0f} s; "
+    print(f"{name}: run {how}: notebook {record['seconds']:.0f} s, README {readme['seconds']:.0f} s; "
           f"GPU cells said: {gpu_cells}")
+
+
+def test_the_vendored_testing_helper_imports_no_pytest(tmp_path):
+    """A notebook imports cookbook_testing (TOLERANCE, machine_summary); pytest is a test's tool,
+    so the module imports it only when a test takes one of its skip marks."""
+    files = recipes.recipe_files("01-add-one")
+    for rel in ("cookbook_build.py", "cookbook_testing.py"):
+        (tmp_path / rel).write_bytes(files[rel])
+    probe = ("import sys, cookbook_testing as t; assert 'pytest' not in sys.modules, 'imported pytest'; "
+             "t.TOLERANCE; t.machine_summary(); mark = t.needs_nvcc; assert 'pytest' in sys.modules; "
+             "assert mark.name == 'skipif' and t.needs_nvcc is mark; print('ok')")
+    done = subprocess.run([sys.executable, "-c", probe], cwd=tmp_path, capture_output=True, text=True,
+                          env={k: v for k, v in os.environ.items() if k != "PYTHONPATH"})
+    assert done.stdout.strip() == "ok", done.stderr

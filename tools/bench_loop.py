@@ -4,8 +4,12 @@
         The breakdown of the runs logged under <build>/timing: each step of the
         Makefile (it writes phases.log), the notebooks the site build executed
         (notebooks.jsonl, written by conf/parallel_notebooks.py), the test files
-        (pytest's junit files) and the compiler cache's hit rate. .ci/run prints
-        it at the end; remove <build>/timing to start a new log.
+        (pytest's junit files) and the compiler cache's hit rate; then one row per
+        recipe: the seconds of its build, notebook and README tests in the recipe
+        pipeline's run (the records under <build>/recipe-runs, tools/recipe_runs.py),
+        of its zip tests (tests/test_recipe_zips.py) and of its tests in the sanitizer
+        run (<build>/timing/sanitize-junit.xml). .ci/run prints it at the end;
+        remove <build>/timing to start a new log.
 
     python3 tools/bench_loop.py loop [--out _build/bench]
         `make bench-loop`: clones HEAD into <out>/clone and runs `make test` there
@@ -39,6 +43,7 @@ STEPS = [  # (name in phases.log, what the table calls it)
     ("tests", "tests, in parallel"),
     ("timing-tests", "tests marked timing, alone"),
     ("sanitize", "sanitizer run (make test-sanitize)"),
+    ("recipe", "make recipe"),
 ]
 TOUCHED = "cookbook/01-add-one/add_one_cpu.cc"  # the source the warm run changes
 TOP_FILES = 12  # test files listed by name; the rest are summed
@@ -118,12 +123,63 @@ def breakdown(build: Path) -> tuple[list[tuple[str, float]], list[str]]:
         if done:
             rows.append((f"  notebooks executed {how}: {len(done)}, seconds each added up",
                          sum(r["seconds"] for r in done)))
+    readmes = [r for r in runs if r["how"] == "readme"]
+    if readmes:
+        rows.append((f"  READMEs of the notebooks run alone: {len(readmes)}, added up",
+                     sum(r["seconds"] for r in readmes)))
     files = sorted(test_file_seconds(timing).items(), key=lambda kv: -kv[1])
     for name, seconds in files[:TOP_FILES]:
         rows.append((f"  {name}", seconds))
     if len(files) > TOP_FILES:
         rows.append((f"  {len(files) - TOP_FILES} other test files", sum(s for _, s in files[TOP_FILES:])))
     return rows, [ccache_stats(build)]
+
+
+RECIPE_COLUMNS = ("build", "notebook", "tests", "zip test", "sanitizer")
+
+
+def recipe_seconds(build: Path) -> dict[str, dict[str, float | None]]:
+    """Per recipe: its build, notebook and README tests in the pipeline's record (the build is
+    part of the notebook), its zip tests in `make test` and its tests in the sanitizer run."""
+    runs = build / "recipe-runs"
+    table: dict[str, dict[str, float | None]] = {}
+    for path in sorted(runs.glob("*.json")) if runs.is_dir() else []:
+        record = json.loads(path.read_text())
+        table[path.stem] = {"build": record.get("build_seconds"), "notebook": record.get("seconds"),
+                            "tests": (record.get("readme") or {}).get("seconds")}
+    junit = build / "timing"
+    for xml in [*sorted(junit.glob("pytest-*.xml")), junit / "sanitize-junit.xml"]:
+        if not xml.is_file():
+            continue
+        for case in ET.parse(xml).iter("testcase"):
+            where = f"{case.get('file') or ''} {case.get('classname') or ''} {case.get('name') or ''}"
+            if xml.name == "sanitize-junit.xml":
+                column = "sanitizer"
+            elif "test_recipe_zips" in where:
+                column = "zip test"
+            else:
+                continue
+            for name in table:
+                if name in where:
+                    row = table[name]
+                    row[column] = (row.get(column) or 0.0) + float(case.get("time", 0))
+    return table
+
+
+def print_recipes(build: Path) -> None:
+    table = recipe_seconds(build)
+    if not table:
+        return
+    width = max(len(name) for name in table) + 2
+    print(f"\n{'recipe (seconds)':<{width}}" + "".join(f"{c:>11}" for c in RECIPE_COLUMNS))
+    for name, row in table.items():
+        cells = [row.get(c) for c in RECIPE_COLUMNS]
+        print(f"{name:<{width}}" + "".join(f"{c:>11.1f}" if c is not None else f"{'-':>11}" for c in cells))
+    totals = [sum(row.get(c) or 0.0 for row in table.values()) for c in RECIPE_COLUMNS]
+    print(f"{'added up':<{width}}" + "".join(f"{c:>11.1f}" for c in totals))
+    print("(build: the notebook's cmake_build cells, part of notebook; tests: the README's commands after"
+          " the notebook, in the same folder; zip test: tests/test_recipe_zips.py's tests of the recipe;"
+          " sanitizer: its tests in make test-sanitize)")
 
 
 def print_table(columns: dict[str, Path]) -> None:
@@ -139,7 +195,8 @@ def print_table(columns: dict[str, Path]) -> None:
         print(f"{label:<{width}}" + "".join(f"{c:>11.1f}s" if c is not None else f"{'-':>12}" for c in cells))
     print("(indented rows are parts of the step above them: notebooks of the site step, test files of the"
           " test steps, counted per test, so files run in parallel add up to more than the step; a recipe's"
-          " test file runs inside tests/test_recipe_zips.py, whose time includes it)")
+          " test file ran in the site step, in the recipe pipeline's run of its zip, and"
+          " tests/test_recipe_zips.py copies its junit file)")
     for title, (_, notes) in tables.items():
         for note in notes:
             print(f"{title}: {note}" if len(tables) > 1 else note)
@@ -199,6 +256,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.command == "report":
         print_table({"seconds": args.build.resolve()})
+        print_recipes(args.build.resolve())
         counts = test_counts(args.build.resolve() / "timing")
         if sum(counts.values()):  # both pytest passes together, as the last line of the log
             print(f"tests: {counts['passed']} passed, {counts['failed']} failed, {counts['skipped']} skipped")

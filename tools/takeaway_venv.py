@@ -130,3 +130,21 @@ def venv_at(folder: Path) -> Venv:
     if reuse:
         return Venv(Path(reuse), 0.0)
     return ensure_venv(Path(folder).resolve())
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m tools.takeaway_venv FOLDER``: make the venv (:func:`ensure_venv`), unless it is up to date.
+
+    `make html` starts it in the background while the runtime builds; the site build then
+    waits for it (the lock in :func:`ensure_venv`) before it runs the recipes."""
+    argv = sys.argv[1:] if argv is None else argv
+    if len(argv) != 1:
+        print("usage: python -m tools.takeaway_venv FOLDER", file=sys.stderr)
+        return 2
+    venv = venv_at(Path(argv[0]))
+    print(f"take-away venv {venv.path}: made in {venv.seconds:.0f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -13,8 +13,6 @@ import subprocess
 import time
 from pathlib import Path
 
-import pytest
-
 from ffi_cookbook.build import build_dir_for
 
 
@@ -148,12 +146,26 @@ def gpu_architectures(binary: str | Path) -> dict[str, list[str]]:
     return {kind: sorted(archs, key=lambda a: int(re.sub(r"\D", "", a))) for kind, archs in found.items()}
 
 
-needs_cuda = pytest.mark.skipif(not cuda_available(), reason="needs a CUDA GPU (none visible to torch)")
-needs_nvcc = pytest.mark.skipif(shutil.which("nvcc") is None, reason="needs nvcc on PATH")
-needs_nvshmem = pytest.mark.skipif(
-    not (cuda_available() and nvshmem_available()),
-    reason="needs a CUDA GPU and the nvidia-nvshmem-cu13 package",
-)
+#: The skip marks of the tests (``from cookbook_testing import needs_cuda``): what each needs and
+#: why it skips without it. They are made when a test first imports one, so that a notebook or a
+#: program importing this module does not import pytest, which only a test run has.
+SKIP_MARKS = {
+    "needs_cuda": (lambda: not cuda_available(), "needs a CUDA GPU (none visible to torch)"),
+    "needs_nvcc": (lambda: shutil.which("nvcc") is None, "needs nvcc on PATH"),
+    "needs_nvshmem": (lambda: not (cuda_available() and nvshmem_available()),
+                      "needs a CUDA GPU and the nvidia-nvshmem-cu13 package"),
+}
+
+
+def __getattr__(name: str):
+    if name not in SKIP_MARKS:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import pytest
+
+    skip, reason = SKIP_MARKS[name]
+    mark = globals()[name] = pytest.mark.skipif(skip(), reason=reason)
+    return mark
+
 
 #: (rtol, atol) per torch dtype name: one rounding step of the output dtype.
 TOLERANCE = {

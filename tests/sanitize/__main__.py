@@ -37,6 +37,8 @@ def main() -> int:
     parser.add_argument("--build", type=Path, default=default_build())
     parser.add_argument("--workers", type=int, default=0,
                         help="pytest-xdist processes, each test file on one (0: one process)")
+    parser.add_argument("--junit", type=Path, default=None,
+                        help="pytest's junit file (make test-sanitize: <build>/timing/sanitize-junit.xml)")
     parser.add_argument("pytest_args", nargs="*", default=["cookbook", "tests/test_helpers.py",
                                                            "tests/test_fuzz.py"])
     opts = parser.parse_args()
@@ -52,6 +54,9 @@ def main() -> int:
     with open(log, "w") as out:
         # Tests marked timing compare speeds: meaningless with one side instrumented.
         parallel = ["-n", str(opts.workers), "--dist", "loadgroup"] if opts.workers else []
+        if opts.junit:  # tools/bench_loop.py's per-recipe sanitizer seconds
+            opts.junit.parent.mkdir(parents=True, exist_ok=True)
+            parallel += [f"--junitxml={opts.junit.resolve()}"]
         done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--durations=15",
                                "-m", "not timing", *parallel, *opts.pytest_args],
                               cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT)
