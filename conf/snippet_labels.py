@@ -97,9 +97,10 @@ def label(row: dict, gpu_visible: bool) -> str | None:
 #: page note words per kind of check, in the order they are listed
 _NOTE = [
     ("executed", "{n} code cell{s} ran when the site was built"),
+    ("shown-compiled", "{n} file{s} shown compiled by that build"),
     ("compiled-and-ran", "{n} C/C++ block{s} compiled and ran"),
     ("ran", "{n} command block{s} ran in an empty folder"),
-    ("linked", "{n} command block{s} ran in the tests that follow the page"),
+    ("linked", "{n} command block{s} run as shown by CI or a test"),
     ("compiled", "{n} block{s} compiled"),
     ("configured", "{n} CMake file{s} configured"),
     ("built", "{n} pyproject.toml built"),
@@ -113,7 +114,10 @@ def page_note(rows: list[dict]) -> str | None:
     """One sentence on how a page's code was checked, from its report rows."""
     counts: dict[str, int] = {}
     for r in rows:
-        counts[r.get("how")] = counts.get(r.get("how"), 0) + 1
+        how = r.get("how")
+        if how == "compiled" and r.get("kind") == "include":
+            how = "shown-compiled"
+        counts[how] = counts.get(how, 0) + 1
     parts = [words.format(n=counts[how], s="" if counts[how] == 1 else "s") for how, words in _NOTE if counts.get(how)]
     return ("How this page's code was checked: " + "; ".join(parts) + ".") if parts else None
 

@@ -95,7 +95,8 @@ def test_page_note_says_once_what_ran():
             row(how="pseudo")]
     assert snippet_labels.page_note(rows) == (
         "How this page's code was checked: 2 code cells ran when the site was built; "
-        "1 command block ran in the tests that follow the page; 1 block compiled; 1 block of pseudo-code, marked.")
+        "1 file shown compiled by that build; 1 command block run as shown by CI or a test; "
+        "1 block of pseudo-code, marked.")
     assert snippet_labels.page_note([]) is None
 
 
