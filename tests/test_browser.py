@@ -309,7 +309,7 @@ HOME_FIRST_SCREEN = """() => {
   const build = section && [...section.querySelectorAll('div.highlight-bash pre')][0];
   const output = section && section.querySelector('.cell_output pre');
   const path = document.querySelector('section#learn-in-this-order ol > li');
-  return {kernel: box(kernel), kernelLines: kernel ? kernel.textContent.trim().split('\n').length : 0,
+  return {kernel: box(kernel), kernelLines: kernel ? kernel.textContent.trim().split('\\n').length : 0,
           kernelText: kernel ? kernel.textContent : '', build: box(build), buildText: build ? build.textContent : '',
           output: box(output), outputText: output ? output.textContent : '', path: box(path),
           pathText: path ? path.textContent : '', height: window.innerHeight};
