@@ -100,7 +100,7 @@ def test_get_started_shows_its_run_from_pypi_alone(html):
 
 def test_checks_pages_are_outside_the_main_navigation(html):
     home = (html / "index.html").read_text()
-    nav = re.search(r'<nav class="bd-docs-nav.*?</nav>', home, re.S)
+    nav = re.search(r'<nav class="[^"]*\bbd-docs-nav\b.*?</nav>', home, re.S)
     assert nav, "no site navigation on the home page"
     for page in ("snippets.html", "execution-statistics.html", "checks.html"):
         assert page not in nav.group(0), f"{page} is in the main navigation"
@@ -111,10 +111,8 @@ def test_checks_pages_are_outside_the_main_navigation(html):
 
 def test_cookbook_index_groups_recipes_by_level(root, html):
     page = (html / "cookbook" / "index.html").read_text()
-    text = page_text(html / "cookbook" / "index.html")
     levels = ["Basics", "Frameworks and callers", "Performance", "Shipping", "GPU in depth"]
-    positions = [text.index(level) for level in levels]
-    assert positions == sorted(positions)
+    assert re.findall(r"<h3>([^<]+)", page) == levels
     cards = re.findall(r'<div class="sd-card-footer[^"]*">(.*?)</div>', page, re.S)
     assert len(cards) == len(list((root / "cookbook").glob("*/notebook.md")))
     for card in cards:
