@@ -24,7 +24,8 @@ ROOT = Path(__file__).resolve().parents[1]
 PAGE = ROOT / "docs" / "get-started.md"
 HOME = ROOT / "docs" / "index.md"
 #: What ``python run.py`` prints; the page shows the same lines from its executed cell.
-EXPECTED = ["torch: tensor([1., 2., 3., 4.])", "numpy: [1. 2. 3. 4.]", "ValueError: y: length 3, expected 4"]
+EXPECTED = ["torch: tensor([1., 2., 3., 4.])", "numpy: [1. 2. 3. 4.]", "ValueError: y: length 3, expected 4",
+            "TypeError: x: expected a contiguous 1-D float32 CPU tensor"]
 
 
 def _first_kernel():

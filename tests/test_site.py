@@ -92,7 +92,7 @@ def test_home_shows_the_kernel_its_build_and_its_printed_output(html):
 def test_get_started_shows_its_run_from_pypi_alone(html):
     page = page_text(html / "get-started.html")
     for line in ("torch: tensor([1., 2., 3., 4.])", "numpy: [1. 2. 3. 4.]", "ValueError: y: length 3, expected 4",
-                 "pip install apache-tvm-ffi numpy torch==2.13.0"):
+                 "TypeError: x: expected a contiguous 1-D float32 CPU tensor", "pip install apache-tvm-ffi numpy torch==2.13.0"):
         assert line in page, line
     # The cookbook's own package comes after the first kernel, not before.
     assert page.index("python run.py") < page.index("ffi_cookbook.load()")
