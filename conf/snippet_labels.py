@@ -143,11 +143,13 @@ def add_labels(app, doctree, docname: str) -> None:
         return
     rows = {row["index"]: row for row in report["pages"][docname] if "index" in row}
     blocks = page_blocks(doctree)
+    matched = 0
     for index, node in enumerate(blocks):
         row = rows.get(index)
         # The row must be this block: same line and language, or the report is older than the page.
         if row is None or row.get("page_line") != node.line or row.get("language") != (node.get("language") or "(none)"):
             continue
+        matched += 1
         text = label(row, bool(report.get("gpu_visible")))
         if not text:
             continue
@@ -157,7 +159,8 @@ def add_labels(app, doctree, docname: str) -> None:
                 and "literal-block-wrapper" in node.parent.get("classes", []):
             anchor = node.parent  # after the caption's wrapper, not inside it
         anchor.parent.insert(anchor.parent.index(anchor) + 1, tag)
-    note = page_note(report["pages"][docname])
+    # The note too only when the report is this page's: every block has its row.
+    note = page_note(report["pages"][docname]) if matched == len(blocks) == len(rows) else None
     sections = [n for n in doctree.children if isinstance(n, nodes.section)]
     if note and sections and hasattr(app, "builder") and app.builder.format == "html":
         link = nodes.reference("", "How this site is checked",
