@@ -159,8 +159,8 @@ def add_labels(app, doctree, docname: str) -> None:
                 and "literal-block-wrapper" in node.parent.get("classes", []):
             anchor = node.parent  # after the caption's wrapper, not inside it
         anchor.parent.insert(anchor.parent.index(anchor) + 1, tag)
-    # The note too only when the report is this page's: every block has its row.
-    note = page_note(report["pages"][docname]) if matched == len(blocks) == len(rows) else None
+    # The note too only when the report is this page's: every row found its block.
+    note = page_note(report["pages"][docname]) if matched == len(rows) else None
     sections = [n for n in doctree.children if isinstance(n, nodes.section)]
     if note and sections and hasattr(app, "builder") and app.builder.format == "html":
         link = nodes.reference("", "How this site is checked",
