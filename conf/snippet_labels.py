@@ -1,14 +1,18 @@
-"""A small label under every code block saying how the snippet checker verified it.
+"""How the snippet checker verified a page's code: one note per page, and a label under a block
+only where it says something the note does not.
 
 ``make snippets`` (``python -m tools.snippets``) writes ``report.json``, with one row per
 code block of each page: its position among the page's blocks (``index``), its line and
 language, and what the check did (``how``: executed, compiled, compiled-and-ran,
 configured, built, tested, linked, ran, pseudo, unverified) with the tool that did it
 (``g++ 12.2``, ``nvcc 13.0``). This extension reads that report when pages are written
-and puts the label under each block that has a row, for example "compiled with
-g++ 12.2 against the tvm_ffi headers", "compiled with nvcc 13.0 (not run: no GPU)",
-"ran when the site was built" or "pseudo-code: <reason>". A block without a row (the
-report is missing, or older than the page) gets no label: a label is never guessed.
+and writes, at the end of each page, one sentence on how its code was checked (cells that
+ran, files compiled, commands run, linking to the checks page), and a label under a block
+only where it was not run or is not real code: "compiled with g++ 12.2 against the tvm_ffi
+headers", "compiled with nvcc 13.0 (not run: no GPU)", "pseudo-code: <reason>", or a
+shown test file that "runs in the recipe's tests". A cell that ran gets no label. A block
+without a row (the report is missing, or older than the page) gets no label: a label is
+never guessed.
 
 The Makefile builds the site, runs the checker, then runs Sphinx again: in that second
 pass ``env-updated`` names every page whose rows changed, so those pages are written
@@ -39,6 +43,11 @@ p.snippet-label {
 }
 div.cell_input p.snippet-label { margin: 0.15rem 0.5rem 0.25rem; }
 p.snippet-label-unverified { color: var(--pst-color-danger); }
+p.snippet-page-note {
+  margin-top: 2rem;
+  font-size: 0.8rem;
+  color: var(--pst-color-text-muted);
+}
 """
 
 
@@ -59,41 +68,58 @@ def _parsed(path: str, mtime_ns: int) -> dict | None:
 
 
 def label(row: dict, gpu_visible: bool) -> str | None:
-    """The words under a block, from its report row alone; None when the row says too little."""
+    """The words under a block, from its report row alone, only where they tell the reader something
+    the page note does not: the block was not run (compiled only, CUDA without a GPU, configured
+    only), it is pseudo-code, it is a shown file that runs in a test, or it is not verified.
+    A block that ran (a cell, a command) gets no label; None also when the row says too little."""
     how, tool, kind = row.get("how"), row.get("tool") or "", row.get("kind")
     with_tool = f" with {tool}" if tool else ""
-    compared = ", output compared" if row.get("output_compared") else ""
     cuda = row.get("verifier") == "cuda" or row.get("file", "").endswith(".cu") or tool.startswith("nvcc")
     not_run = (" (not run: no GPU)" if not gpu_visible else " (compiled only, not run)") if cuda else ""
-    if how == "executed":
-        return "ran when the site was built" + compared
     if how == "compiled":
-        if kind == "include":
-            return f"compiled{with_tool} in a build of the cookbook{not_run}"
+        if kind == "include":  # a file of the page's build: it runs on the page, unless it is CUDA
+            return f"compiled{with_tool}{not_run}" if cuda else None
         if kind == "doxygen":
-            return f"compiled{with_tool} inside a test harness{not_run}"
+            return f"compiled{with_tool} in a small program{not_run or ', not run'}"
         return f"compiled{with_tool} against the tvm_ffi headers{not_run}"
-    if how == "compiled-and-ran":
-        return f"compiled{with_tool} and ran{compared}"
     if how == "configured":
-        if kind == "include":
-            return f"read by a configured CMake build{f' ({tool})' if tool else ''}"
-        return f"configured{with_tool} in a scratch project"
-    if how == "built":
-        return "built by scikit-build-core"
+        return None if kind == "include" else f"configured{with_tool}, not built"
     if how == "tested":
         user = re.search(r"imported by (\S+), a test module", row.get("detail", ""))
-        return f"imported by {user.group(1)}, run by the test suite" if user else "a test module the test suite runs"
-    if how == "linked":
-        detail = row.get("detail", "")
-        return ("not run here: " + detail[0].lower() + detail[1:]) if detail else None
-    if how == "ran":
-        return "ran in a scratch folder" + compared
+        return f"runs in the recipe's tests ({user.group(1)})" if user else "a test: it passes under pytest"
     if how == "pseudo":
         return row.get("detail") or None
     if how == "unverified":
         return "not verified: " + row.get("detail", "")
-    return None
+    return None  # executed, compiled-and-ran, ran, linked, built: the page note says so
+
+
+#: page note words per kind of check, in the order they are listed
+_NOTE = [
+    ("executed", "{n} code cell{s} ran when the site was built"),
+    ("shown-compiled", "{n} file{s} shown compiled by that build"),
+    ("compiled-and-ran", "{n} C/C++ block{s} compiled and ran"),
+    ("ran", "{n} command block{s} ran in an empty folder"),
+    ("linked", "{n} command block{s} run as shown by CI or a test"),
+    ("compiled", "{n} block{s} compiled"),
+    ("configured", "{n} CMake file{s} configured"),
+    ("built", "{n} pyproject.toml built"),
+    ("tested", "{n} test file{s} passed under pytest"),
+    ("pseudo", "{n} block{s} of pseudo-code, marked"),
+    ("unverified", "{n} block{s} NOT verified"),
+]
+
+
+def page_note(rows: list[dict]) -> str | None:
+    """One sentence on how a page's code was checked, from its report rows."""
+    counts: dict[str, int] = {}
+    for r in rows:
+        how = r.get("how")
+        if how == "compiled" and r.get("kind") == "include":
+            how = "shown-compiled"
+        counts[how] = counts.get(how, 0) + 1
+    parts = [words.format(n=counts[how], s="" if counts[how] == 1 else "s") for how, words in _NOTE if counts.get(how)]
+    return ("How this page's code was checked: " + "; ".join(parts) + ".") if parts else None
 
 
 def _rows_digest(rows: list[dict], gpu_visible: bool) -> str:
@@ -117,11 +143,13 @@ def add_labels(app, doctree, docname: str) -> None:
         return
     rows = {row["index"]: row for row in report["pages"][docname] if "index" in row}
     blocks = page_blocks(doctree)
+    matched = 0
     for index, node in enumerate(blocks):
         row = rows.get(index)
         # The row must be this block: same line and language, or the report is older than the page.
         if row is None or row.get("page_line") != node.line or row.get("language") != (node.get("language") or "(none)"):
             continue
+        matched += 1
         text = label(row, bool(report.get("gpu_visible")))
         if not text:
             continue
@@ -131,6 +159,14 @@ def add_labels(app, doctree, docname: str) -> None:
                 and "literal-block-wrapper" in node.parent.get("classes", []):
             anchor = node.parent  # after the caption's wrapper, not inside it
         anchor.parent.insert(anchor.parent.index(anchor) + 1, tag)
+    # The note too only when the report is this page's: every row found its block.
+    note = page_note(report["pages"][docname]) if matched == len(rows) else None
+    sections = [n for n in doctree.children if isinstance(n, nodes.section)]
+    if note and sections and hasattr(app, "builder") and app.builder.format == "html":
+        link = nodes.reference("", "How this site is checked",
+                               refuri=app.builder.get_relative_uri(docname, "checks"))
+        sections[-1] += nodes.paragraph("", "", nodes.Text(note + " "), link,
+                                        classes=["snippet-page-note"])
 
 
 def write_css(app, exception) -> None:

@@ -6,8 +6,13 @@ Every page is loaded once at 1400 px and once at 390 px (a phone). The checks:
 - no request leaves 127.0.0.1 (any other is blocked and counted), no console error;
 - every internal link and #anchor resolves; every download link of a recipe page answers 200;
 - the navigation opens at 390 and 768 px and collapses at 1400 px;
-- at 1400 px at most 5% of the code and output blocks scroll sideways, and no output block that
-  shows an error does; at 390 px no page scrolls sideways as a whole;
+- at 1400 px at most 5% of the code and output blocks scroll sideways, and no output showing an
+  error does (outputs wrap there); at 390 px no page scrolls sideways as a whole, no traceback
+  scrolls, every other output block keeps its lines (no wrap: it scrolls inside its box, so a
+  table keeps its columns) and a plot keeps at least 560 px (or its own width);
+- no label "ran when the site was built" under any block;
+- the home page at 1400 x 900 shows, without scrolling, the kernel, its build command, its call
+  with the printed output and the start of the reading path;
 - search finds ``TensorView`` with the site offline;
 - no page names the checkout's path or the home folder (this one needs no browser).
 
@@ -158,8 +163,16 @@ MEASURE = """() => {
   return {
     blocks: shown.length,
     scrolling: shown.filter(p => p.scrollWidth > p.clientWidth + 1).length,
-    scrollingErrors: shown.filter(p => p.scrollWidth > p.clientWidth + 1 && p.closest('.cell_output, .output')
+    scrollingErrors: shown.filter(p => p.scrollWidth > p.clientWidth + 1
+                                       && p.closest(window.innerWidth < 768 ? '.output.traceback, .output.stderr' : '.cell_output, .output')
                                        && errorLine.test(p.textContent)).map(p => p.textContent.slice(0, 80)),
+    wrappingOutputs: shown.filter(p => p.closest('.cell_output') && !p.closest('.output.traceback, .output.stderr'))
+      .filter(p => { const s = getComputedStyle(p);
+                     return s.whiteSpace !== 'pre' || !['auto', 'scroll'].includes(s.overflowX); })
+      .map(p => p.textContent.slice(0, 80)),
+    smallPlots: [...document.querySelectorAll('.bd-article .cell_output img')].filter(i => i.offsetParent !== null
+      && i.naturalWidth > 0 && i.getBoundingClientRect().width + 1 < Math.min(560, i.naturalWidth)).map(i => i.src),
+    ranLabels: [...document.querySelectorAll('p.snippet-label')].filter(p => /ran when the site was built/.test(p.textContent)).length,
     pageScrollsSideways: document.documentElement.scrollWidth > window.innerWidth + 1,
     duplicateIds: (() => { const seen = new Set(), dup = new Set();
       document.querySelectorAll('[id]').forEach(e => seen.has(e.id) ? dup.add(e.id) : seen.add(e.id));
@@ -275,6 +288,53 @@ def test_code_and_outputs_fit_the_screen(crawl):
     assert not errors, f"outputs with an error line that scroll sideways: {errors}"
     sideways = [name for name, r in crawl.items() if r["phone"]["pageScrollsSideways"]]
     assert not sideways, f"pages wider than a {PHONE} px screen: {sideways}"
+
+
+def test_outputs_keep_their_lines_and_plots_their_size_on_a_phone(crawl):
+    wrapping = {name: r["phone"]["wrappingOutputs"] for name, r in crawl.items() if r["phone"]["wrappingOutputs"]}
+    assert not wrapping, f"output blocks that wrap at {PHONE} px instead of scrolling in their box: {wrapping}"
+    assert sum(1 for r in crawl.values() if r["phone"]["blocks"]) > 20  # pages with code were measured
+    small = {name: r["phone"]["smallPlots"] for name, r in crawl.items() if r["phone"]["smallPlots"]}
+    assert not small, f"plots shrunk below 560 px at {PHONE} px: {small}"
+
+
+def test_no_label_says_a_block_ran(crawl):
+    """What ran is said once per page; a label under a block is kept for what did not run."""
+    labelled = {name: r["wide"]["ranLabels"] for name, r in crawl.items() if r["wide"]["ranLabels"]}
+    assert not labelled, labelled
+
+
+HOME_FIRST_SCREEN = """() => {
+  const section = document.querySelector('section#a-kernel-built-and-called');
+  const box = e => e ? e.getBoundingClientRect() : null;
+  const kernel = section && section.querySelector('div.literal-block-wrapper pre');
+  const build = section && [...section.querySelectorAll('div.highlight-bash pre')][0];
+  const output = section && section.querySelector('.cell_output pre');
+  const path = document.querySelector('section#learn-in-this-order ol > li');
+  return {kernel: box(kernel), kernelLines: kernel ? kernel.textContent.trim().split('\\n').length : 0,
+          kernelText: kernel ? kernel.textContent : '', build: box(build), buildText: build ? build.textContent : '',
+          output: box(output), outputText: output ? output.textContent : '', path: box(path),
+          pathText: path ? path.textContent : '', height: window.innerHeight};
+}"""
+
+
+def test_home_shows_kernel_build_output_and_path_on_one_screen(browser_context, base_url):
+    watched = Watched(browser_context)
+    page = watched.open(base_url + "index.html", WIDE)
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SCREENSHOTS / f"home-{WIDE}px.png"))
+    seen = page.evaluate(HOME_FIRST_SCREEN)
+    for part in ("kernel", "build", "output", "path"):
+        assert seen[part] is not None, f"the home page has no {part}"
+        assert seen[part]["bottom"] <= seen["height"], f"{part} ends at {seen[part]['bottom']:.0f} px, below the first screen"
+    assert seen["kernelLines"] <= 25 and "TVM_FFI_DLL_EXPORT_TYPED_FUNC" in seen["kernelText"]
+    assert "tvm-ffi-config" in seen["buildText"]
+    assert seen["outputText"].strip() == "tensor([1., 2., 3., 4.])"
+    assert "Get started" in seen["pathText"]
+    page.set_viewport_size({"width": PHONE, "height": 900})
+    page.screenshot(path=str(SCREENSHOTS / f"home-{PHONE}px.png"), full_page=True)
+    assert not watched.errors, watched.errors
+    watched.page.close()
 
 
 def _open_dialog(page, toggle: str, dialog: str):

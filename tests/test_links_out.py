@@ -84,9 +84,14 @@ def test_python_inventory_is_pythons_own():
 
 def test_small_inventories_are_what_the_table_says():
     table = inventories.table()
-    assert set(table) == {"numpy", "torch", "jax"}
+    assert set(table) == {"numpy", "torch", "jax", "tvm_ffi"}
     assert inventories.main(["--check"]) == 0, "run python tools/inventories.py"
     for name, project in table.items():
+        if name == "tvm_ffi":  # read by links_out's own transform, not by intersphinx
+            assert name not in links_out.MAPPING
+            names = links_out.tvm_ffi_names()
+            assert names == {alias: e["url"] for e in project["entries"] for alias in [e["name"], *e.get("also", [])]}
+            continue
         assert links_out.MAPPING[name][0] == project["base"].rstrip("/")
         inventory = load(name)
         found = {(key.removeprefix("py:"), entry, item.uri) for key, items in inventory.items()
@@ -150,6 +155,13 @@ PAGE = """# Links out
 
 {py:func}`torch.compile` compiles, a {py:class}`torch.Tensor` goes in, {py:func}`np.from_dlpack(t) <numpy.from_dlpack>`
 reads the result, {py:func}`jax.jit` traces, {py:mod}`ctypes` loads and {py:exc}`ValueError` is raised.
+
+A `TensorView` argument, `TVM_FFI_THROW(ValueError)`, `tvm_ffi.load_module` and
+`tvm_ffi_configure_target` are tvm_ffi's; `Tensor` alone and `x.size(0)` are not linked.
+
+```cpp
+TensorView in_a_code_block_stays_plain;
+```
 """
 # Any attempt to reach a network fails loudly, so a build that passes used only local files.
 NO_NETWORK = """
@@ -185,6 +197,12 @@ def test_links_out_builds_offline_and_links_to_the_projects(tmp_path):
             "https://docs.python.org/3.11/library/ctypes.html#module-ctypes",
             "https://docs.python.org/3.11/library/exceptions.html#ValueError"} <= links
     assert ">np.from_dlpack(t)<" in html  # the explicit title is what the reader sees
+    # tvm_ffi's names in inline code link to the upstream reference, without a role
+    names = links_out.tvm_ffi_names()
+    assert {names["TensorView"], names["TVM_FFI_THROW"], names["tvm_ffi.load_module"],
+            names["tvm_ffi_configure_target"]} <= links
+    assert html.count("tvm-ffi-ref reference external") == 4
+    assert "in_a_code_block_stays_plain" in html and html.count(names["TensorView"]) == 1
 
 
 def test_a_name_in_no_inventory_fails_the_build(tmp_path):

@@ -75,3 +75,46 @@ def test_first_recipe_notebook_executes_outside_sphinx(root):
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     assert module.main([str(root / "cookbook" / "01-add-one" / "notebook.md")]) == 0
+
+
+# -- the way in: home, Get started, the cookbook index, the checks page -------------------------
+
+def test_home_shows_the_kernel_its_build_and_its_printed_output(html):
+    page = page_text(html / "index.html")
+    assert "TVM_FFI_DLL_EXPORT_TYPED_FUNC(add_one, AddOne);" in page
+    assert "tvm-ffi-config --cxxflags --ldflags --libs" in page
+    assert "tensor([1., 2., 3., 4.])" in page  # printed by the executed cell
+    for step in ("Get started", "Add one", "Learn in this order"):
+        assert step in page, step
+    assert 'href="checks.html"' in (html / "index.html").read_text()
+
+
+def test_get_started_shows_its_run_from_pypi_alone(html):
+    page = page_text(html / "get-started.html")
+    for line in ("torch: tensor([1., 2., 3., 4.])", "numpy: [1. 2. 3. 4.]", "ValueError: y: length 3, expected 4",
+                 "TypeError: x: expected a contiguous 1-D float32 CPU tensor", "pip install apache-tvm-ffi numpy torch==2.13.0"):
+        assert line in page, line
+    # The cookbook's own package comes after the first kernel, not before.
+    assert page.index("python run.py") < page.index("ffi_cookbook.load()")
+
+
+def test_checks_pages_are_outside_the_main_navigation(html):
+    home = (html / "index.html").read_text()
+    nav = re.search(r'<nav class="[^"]*\bbd-docs-nav\b.*?</nav>', home, re.S)
+    assert nav, "no site navigation on the home page"
+    for page in ("snippets.html", "execution-statistics.html", "checks.html"):
+        assert page not in nav.group(0), f"{page} is in the main navigation"
+    checks = (html / "checks.html").read_text()
+    assert 'href="snippets.html"' in checks and 'href="execution-statistics.html"' in checks
+    assert 'href="gpu-runs/index.html"' in nav.group(0)  # the GPU runs stay reachable
+
+
+def test_cookbook_index_groups_recipes_by_level(root, html):
+    page = (html / "cookbook" / "index.html").read_text()
+    levels = ["Basics", "Frameworks and callers", "Performance", "Shipping", "GPU in depth"]
+    assert re.findall(r"<h3>([^<]+)", page) == levels
+    cards = re.findall(r'<div class="sd-card-footer[^"]*">(.*?)</div>', page, re.S)
+    assert len(cards) == len(list((root / "cookbook").glob("*/notebook.md")))
+    for card in cards:
+        badges = re.findall(r'sd-badge[^>]*>([^<]+)<', card)
+        assert len(badges) == 2 and badges[0] in levels and badges[1] in {"CPU", "CUDA GPU", "NVSHMEM, several GPUs"}, badges

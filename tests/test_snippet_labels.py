@@ -1,4 +1,5 @@
-"""Every code block on a built page carries the label of its snippet report row (conf/snippet_labels.py).
+"""A built page carries one note on how its code was checked and a label only under the blocks whose
+report row says they were not run (conf/snippet_labels.py).
 
 A fixture site (tests/snippets_fixture, its good page) is built, checked by the snippet
 checker, and built again as the Makefile does: the labels appear in the second pass, one
@@ -71,16 +72,32 @@ def test_compiled_cuda_never_reads_as_if_it_ran(fields):
         assert "ran" not in text.replace("not run", "")
 
 
-def test_every_kind_of_check_has_its_own_words():
+def test_blocks_that_ran_get_no_label_and_the_rest_their_own_words():
     words = {how: snippet_labels.label(row(how=how, detail="same commands as .ci/run", tool="x 1.0"), False)
              for how in ("executed", "compiled", "compiled-and-ran", "configured", "built", "tested", "linked", "ran")}
-    assert words["executed"] == "ran when the site was built"
-    assert words["compiled-and-ran"] == "compiled with x 1.0 and ran"
-    assert words["linked"] == "not run here: same commands as .ci/run"
-    assert len(set(words.values())) == len(words)
+    # What ran is said once per page (page_note), not under every block.
+    for how in ("executed", "compiled-and-ran", "ran", "linked", "built"):
+        assert words[how] is None, (how, words[how])
+    assert words["compiled"] == "compiled with x 1.0 against the tvm_ffi headers"
+    assert words["configured"] == "configured with x 1.0, not built"
+    assert words["tested"] == "a test: it passes under pytest"
+    assert snippet_labels.label(row(how="tested", detail="imported by test_overhead.py, a test module pytest runs"),
+                                False) == "runs in the recipe's tests (test_overhead.py)"
+    # A file of the page's own build runs there: no label, unless it is CUDA that was only compiled.
+    assert snippet_labels.label(row(how="compiled", kind="include", tool="g++ 12.2", verifier="cpp"), False) is None
     assert snippet_labels.label(row(how="pseudo", status="exempt", detail="pseudo-code: a shape"), False) == \
         "pseudo-code: a shape"
     assert snippet_labels.label(row(how="something new"), False) is None  # never a guessed label
+
+
+def test_page_note_says_once_what_ran():
+    rows = [row(how="executed"), row(how="executed"), row(how="compiled", kind="include"), row(how="linked"),
+            row(how="pseudo")]
+    assert snippet_labels.page_note(rows) == (
+        "How this page's code was checked: 2 code cells ran when the site was built; "
+        "1 file shown compiled by that build; 1 command block run as shown by CI or a test; "
+        "1 block of pseudo-code, marked.")
+    assert snippet_labels.page_note([]) is None
 
 
 def test_a_shown_file_is_never_said_to_have_run():
@@ -136,7 +153,9 @@ def test_second_pass_labels_every_block_of_the_report(fixture_site):
     tmp, _, report = fixture_site
     shown = labels_in(tmp / "html" / "good.html")
     assert shown == expected_labels(report, "good")
-    assert len(shown) == len(report["pages"]["good"]) == 8
+    rows = report["pages"]["good"]
+    assert len(rows) == 8 and 0 < len(shown) < len(rows)  # the cells and blocks that ran have no label
+    assert not [text for _, text in shown if "ran when the site was built" in text]
     assert any(how == "compiled" and re.fullmatch(r"compiled with g\+\+ [\d.]+ against the tvm_ffi headers", text)
                for how, text in shown), shown
     assert ("pseudo", "pseudo-code: shows the shape of a loop, not real code") in shown
@@ -145,9 +164,12 @@ def test_second_pass_labels_every_block_of_the_report(fixture_site):
 def test_label_sits_under_its_block(fixture_site):
     tmp, _, _ = fixture_site
     text = (tmp / "html" / "good.html").read_text()
-    # the pycon block, then its label
-    doctest = text.index("sum</span>")
-    assert text.index('snippet-label-executed">ran when the site was built, output compared', doctest) > doctest
+    assert "snippet-label-executed" not in text
+    # the page's one note, at its end, links to the checks page
+    assert text.count('class="snippet-page-note"') == 1
+    note = text.split('class="snippet-page-note"', 1)[1].split("</p>", 1)[0]
+    assert "How this page&#8217;s code was checked:" in note or "How this page's code was checked:" in note
+    assert 'href="checks.html"' in note
 
 
 def test_a_report_older_than_the_page_gives_no_label(fixture_site, tmp_path):
@@ -166,7 +188,8 @@ def test_a_report_older_than_the_page_gives_no_label(fixture_site, tmp_path):
     App.config.snippets_report = str(tmp_path / "fresh.json")
     (tmp_path / "fresh.json").write_text(json.dumps(report))
     snippet_labels.add_labels(App, tree, "good")
-    assert len([p for p in tree.findall(nodes.paragraph) if "snippet-label" in p.get("classes", [])]) == 8
+    assert len([p for p in tree.findall(nodes.paragraph) if "snippet-label" in p.get("classes", [])]) == \
+        len(expected_labels(report, "good"))
 
 
 def test_report_page_is_a_summary_with_the_table_folded(fixture_site):
@@ -207,7 +230,7 @@ def test_built_files_shown_never_read_as_run():
     shown = [r for rows in report["pages"].values() for r in rows if r["kind"] == "include"]
     assert shown
     for r in shown:
-        text = snippet_labels.label(r, report["gpu_visible"])
+        text = snippet_labels.label(r, report["gpu_visible"]) or ""
         assert not re.search(r"\bran\b", text), (r["where"], text)
 
 
@@ -219,3 +242,11 @@ def test_built_cuda_blocks_that_were_only_compiled_say_so():
     for r in cuda:
         text = snippet_labels.label(r, report["gpu_visible"])
         assert "not run" in text and text.startswith("compiled with nvcc"), (r["where"], text)
+
+
+def test_built_site_has_no_label_under_a_cell_that_ran():
+    report = site_report()
+    for page in report["pages"]:
+        text = (BUILD / "html" / f"{page}.html").read_text()
+        assert "ran when the site was built" not in text.split('class="snippet-page-note"')[0], page
+        assert not re.search(r"imported by \S+, run by the test suite", text), page

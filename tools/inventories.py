@@ -1,4 +1,4 @@
-"""Write the intersphinx inventories of NumPy, PyTorch and JAX from conf/inventories/sources.toml.
+"""Write the inventories of NumPy, PyTorch, JAX and tvm_ffi from conf/inventories/sources.toml.
 
 The site builds offline, so intersphinx reads local inventory files (conf/links_out.py). Python's
 is the real one (conf/inventories/python.inv, see the README there); the other projects' are
@@ -6,7 +6,10 @@ written here, small, holding only the names our prose links to, each with the pa
 recorded in the table. Sphinx's own writer (sphinx.util.inventory.InventoryFile.dump) produces
 the objects.inv v2 format, so intersphinx reads them exactly as it reads a published one.
 
-    python tools/inventories.py          # rewrite conf/inventories/{numpy,torch,jax}.inv
+tvm_ffi's inventory also holds C and C++ names (a role "cpp:class", "c:macro", ...) and the other
+spellings an entry lists under ``also``; conf/links_out.py reads it to link inline code.
+
+    python tools/inventories.py          # rewrite conf/inventories/{numpy,torch,jax,tvm_ffi}.inv
     python tools/inventories.py --check  # exit 1 when a file differs from what the table gives
 """
 
@@ -23,7 +26,8 @@ from sphinx.util.inventory import InventoryFile
 ROOT = Path(__file__).resolve().parents[1]
 FOLDER = ROOT / "conf" / "inventories"
 SOURCES = FOLDER / "sources.toml"
-ROLES = {"function", "class", "module", "exception", "method", "attribute", "data"}
+ROLES = {"function", "class", "module", "exception", "method", "attribute", "data",
+         "cpp:class", "cpp:function", "c:macro", "c:function", "std:doc"}
 
 
 def table(path: Path = SOURCES) -> dict:
@@ -46,24 +50,33 @@ def table(path: Path = SOURCES) -> dict:
     return projects
 
 
+def split_role(role: str) -> tuple[str, str]:
+    """("py", "function") for "function"; ("cpp", "class") for "cpp:class"."""
+    domain, _, kind = role.rpartition(":")
+    return domain or "py", kind
+
+
 class _Domain:
     """What InventoryFile.dump reads of a Sphinx domain: a name and its objects."""
 
-    name = "py"
-
-    def __init__(self, project: dict):
-        self.project = project
+    def __init__(self, project: dict, name: str):
+        self.project, self.name = project, name
 
     def get_objects(self):
         for entry in self.project["entries"]:
+            domain, kind = split_role(entry["role"])
+            if domain != self.name:
+                continue
             page, _, anchor = entry["url"][len(self.project["base"]):].partition("#")
             # (name, display name, object type, page, anchor, priority 1 = a normal object)
-            yield entry["name"], entry["name"], entry["role"], page, anchor, 1
+            for name in [entry["name"], *entry.get("also", [])]:
+                yield name, entry["name"], kind, page, anchor, 1
 
 
 def write(project: dict, path: Path) -> None:
+    names = sorted({split_role(e["role"])[0] for e in project["entries"]})
     env = SimpleNamespace(config=SimpleNamespace(project=project["project"], version=project["version"]),
-                          domains=SimpleNamespace(sorted=lambda: [_Domain(project)]))
+                          domains=SimpleNamespace(sorted=lambda: [_Domain(project, n) for n in names]))
     builder = SimpleNamespace(get_target_uri=lambda page: page)  # pages are already relative paths
     InventoryFile.dump(path, env, builder)
 

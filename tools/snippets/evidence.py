@@ -70,7 +70,8 @@ class Evidence:
 
     @cached_property
     def build_dirs(self) -> list[Path]:
-        """Every build folder (one holding build.ninja or CMakeCache.txt) under the root, and
+        """Every build folder (one holding build.ninja, CMakeCache.txt or compile_commands.json,
+        the record a page's own compile leaves: docs/_code/first_kernel.py) under the root, and
         under <build root>/cmake, where the builds of the checkout's folders go
         (`$FFI_COOKBOOK_BUILD_DIR`, else root/_build; see ffi_cookbook.build.build_dir_for),
         and under <build root>/recipe-runs."""
@@ -78,7 +79,7 @@ class Evidence:
         for top in [self.root, self.build_root / "cmake", self.build_root / RUNS]:
             for folder, dirs, files in os.walk(top):
                 dirs[:] = [d for d in dirs if d not in PRUNE and not d.startswith("_build")]
-                if "build.ninja" in files or "CMakeCache.txt" in files:
+                if "build.ninja" in files or "CMakeCache.txt" in files or "compile_commands.json" in files:
                     found.append(Path(folder))
         return found
 

@@ -72,6 +72,16 @@ def linked_commands(ctx: Context) -> dict[str, str]:
             readme = folder / "README.md"
             for line in _commands(module.readme_commands(readme)):
                 known.setdefault(line, f"{readme.relative_to(ctx.root)} (run by {shell['standalone_test']})")
+    # Pages whose commands a test runs as they are shown (tests/test_get_started.py: shown_commands).
+    for name in shell.get("page_tests", []):
+        if not (ctx.root / name).is_file():
+            continue
+        spec = importlib.util.spec_from_file_location("_page_test", ctx.root / name)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        for page, lines in module.shown_commands().items():
+            for line in _commands("\n".join(lines)):
+                known.setdefault(line, f"{page} (run by {name})")
     return known
 
 
