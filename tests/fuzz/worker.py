@@ -69,21 +69,22 @@ class Caller:
     def valid_sample(self, library: str, name: str) -> list:
         """A fresh valid argument list for an export (tests/fuzz/samples.py): its kinds
         from its signature, the tensor shapes it accepts found once per export."""
-        from tests.fuzz.exports import signature_of
+        from tests.fuzz.exports import kind_of, signature_types
         from tests.fuzz.samples import find_shapes, sample_args
 
         func = self.function(library, name)
         if (library, name) not in self.shapes:
-            kinds = signature_of(func)
-            self.shapes[library, name] = (kinds, find_shapes(name, func, kinds, tries=2000))
-        kinds, shapes = self.shapes[library, name]
+            params = signature_types(func)
+            kinds = tuple(kind_of(p) for p in params)
+            self.shapes[library, name] = (kinds, find_shapes(name, func, kinds, tries=2000), params)
+        kinds, shapes, _ = self.shapes[library, name]
         return sample_args(name, kinds, 0, shapes)
 
     def call(self, library: str, name: str, specs: tuple) -> tuple:
         func = self.function(library, name)
         try:
             valid = (self.valid_sample(library, name)
-                     if any(s[0] in ("valid", "bad") for s in specs) else None)
+                     if _only_none_bad(specs) or any(s[0] in ("valid", "bad") for s in specs) else None)
             args = self.build_all(specs, self.probe, valid)
         except Exception as e:  # an input this machine's numpy/torch cannot make
             return ("unbuildable", f"{type(e).__name__}: {e}"[:300])
@@ -98,6 +99,11 @@ class Caller:
             if _only_none_bad(specs) and not isinstance(e, (TypeError, ValueError)):
                 return ("wrong", f"None must raise TypeError or ValueError, not {type(e).__name__}: {e}"[:1500])
             return ("raised", type(e).__name__, str(e).split("\n")[0][:300])
+        if _only_none_bad(specs):
+            params, i = self.shapes[library, name][2], specs.index(("none",))
+            param = params[i] if i < len(params) else "Any"
+            if not param.startswith(("Optional<", "Any")):
+                return ("wrong", f"None for a parameter of type {param} returned instead of raising")
         if before is not None:
             try:
                 reference(before, [self.as_torch(a) for a in args], result)
