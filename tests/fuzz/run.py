@@ -102,13 +102,23 @@ def systematic(targets: list[Target], pool: Pool, may_abort: set[str] = MAY_ABOR
     from the export's valid sample. The same cases in every run; an export allowed to
     abort is left to the random search."""
     jobs = []
-    for t in targets:
-        if t.name in may_abort:
-            continue
+    for t in systematic_targets(targets, may_abort):
         specs = systematic_cases(t.kinds)
         jobs.append({"library": str(t.library), "name": t.name, "kinds": t.kinds, "cases": len(specs),
                      "specs": specs, "may_abort": False})
     return pool.run(jobs, Report(None))
+
+
+def systematic_targets(targets: list[Target], may_abort: set[str] = MAY_ABORT) -> list[Target]:
+    """The targets of the systematic pass: each export once by name and signature (a recipe
+    folder's library and the recipe library compile the same source; the first library
+    listed, the recipe library, is called), none allowed to abort."""
+    seen, chosen = set(), []
+    for t in targets:
+        if t.name not in may_abort and (t.name, t.kinds) not in seen:
+            seen.add((t.name, t.kinds))
+            chosen.append(t)
+    return chosen
 
 
 def fuzz(targets: list[Target], pool: Pool, cases: int, run_seed: int,
