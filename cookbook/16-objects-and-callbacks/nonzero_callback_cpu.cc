@@ -15,6 +15,8 @@ namespace ffi = tvm::ffi;
 
 // [nonzero_indices_cpu.begin]
 ffi::Tensor NonzeroIndicesCPU(ffi::TensorView x, ffi::Function alloc) {
+  // ffi::Function is nullable: Python's None arrives as an undefined function.
+  TVM_FFI_CHECK(alloc.defined(), TypeError) << "argument 'alloc': expected a callable, got None";
   ffi_cookbook::CheckDevice(x, "x", kDLCPU);
   ffi_cookbook::CheckDtype(x, "x", DLDataType{kDLFloat, 32, 1});
   ffi_cookbook::CheckContiguous(x, "x");

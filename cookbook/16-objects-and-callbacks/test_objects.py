@@ -183,6 +183,11 @@ def test_nonzero_rejects_bad_input(objects, x, error, message):
     assert message in str(info.value)
 
 
+def test_nonzero_refuses_none_for_the_callback(objects):
+    with pytest.raises(TypeError, match="argument 'alloc': expected a callable, got None"):
+        objects.library.nonzero_indices_cpu(np.ones(8, np.float32), None)
+
+
 def needs_unloadable():
     """The -fno-gnu-unique variant is built with GCC only (known once the build ran)."""
     if not UNLOADABLE.is_file():

@@ -1,6 +1,7 @@
 """``python -m tests.fuzz``: the fuzz of every export (``make fuzz``), or replay one case.
 
-    python -m tests.fuzz --cases 100000 --seed 1
+    python -m tests.fuzz --cases 100000 --seed 1   # the systematic pass, then 100,000 drawn
+    python -m tests.fuzz --cases 0                 # the systematic pass alone
     python -m tests.fuzz --replay LIBRARY EXPORT "ARGUMENTS"
 """
 
@@ -11,7 +12,7 @@ import ast
 import sys
 from pathlib import Path
 
-from tests.fuzz.run import default_libraries, describe, discover, fuzz, probe_library
+from tests.fuzz.run import default_libraries, describe, discover, fuzz, probe_library, systematic
 from tests.fuzz.pool import Pool
 
 
@@ -33,17 +34,20 @@ def main() -> int:
             return 0
         libraries = opts.library or default_libraries() + [probe]
         targets = [t for t in discover(libraries, pool) if not opts.export or t.name in opts.export]
-        report = fuzz(targets, pool, opts.cases, opts.seed)
+        reports = [systematic(targets, pool)]
+        if opts.cases > 0:
+            reports.append(fuzz(targets, pool, opts.cases, opts.seed))
     finally:
         exits = pool.close()
-    report.exits = exits
-    for failure in report.failures:
+    failures = [f for report in reports for f in report.failures]
+    for failure in failures:
         print(describe(failure), end="\n\n")
-    print(f"fuzz: {len(targets)} exports in {len(libraries)} libraries; " + report.summary())
+    for report in reports:
+        print(f"fuzz: {len(targets)} exports in {len(libraries)} libraries; " + report.summary())
     bad_exits = [e for e in exits if e[0] != 0]
     for status, tail in bad_exits:
         print(f"a worker exited with status {status}:\n{tail}")
-    return 1 if report.failures or bad_exits else 0
+    return 1 if failures or bad_exits else 0
 
 
 if __name__ == "__main__":

@@ -122,3 +122,50 @@ def arguments(draw, kinds: tuple[str, ...]) -> tuple:
             first_tensor = i if first_tensor is None else first_tensor
         args.append(value)
     return tuple(args)
+
+
+# The systematic pass (see run.systematic): for every parameter, each of these
+# values in its place, every other argument valid. ``("valid", i)`` is argument i
+# of the export's valid sample (samples.sample_args), ``("bad", i, how)`` a
+# tensor derived from it: the same values with one thing wrong (TENSOR_FAULTS).
+
+#: Bad values of every kind, as plain data: each is tried in every parameter.
+BAD_VALUES = {
+    "none": [("none",)],
+    "tensor": [("np", "complex64", (8,), "c", "normal", 0), ("np", "float32", (4, 16), "T", "normal", 1),
+               ("np", "float32", (64,), "memmap", "normal", 2), ("torch", "float32", (2**20,), "cpu", "c", "normal", 3),
+               ("torch", "float32", (0, 2**40), "cpu", "c", "normal", 4),
+               ("torch", "float8_e4m3fn", (64,), "cpu", "c", "bytes", 5),
+               ("raw", 2, 32, 4, (64,), None, 1, 0, 0), ("raw", 2, 32, 1, (4, 16), (1, 70), 1, 0, 0),
+               ("raw", 2, 32, 1, (64,), None, 2, 0, 0), ("raw", 99, 7, 1, (64,), None, 1, 0, 1)],
+    "int": [("int", v) for v in (0, -1, 2**31, -2**31, 2**63 - 1, -2**63, 2**64)],
+    "float": [("float", v) for v in ("nan", "inf", -1.0, 0.0, 1e308)],
+    "bool": [("bool", True), ("bool", False)],
+    "str": [("str", ""), ("str", "x" * 300), ("str", "\u00e9\0")],
+    "bytes": [("bytes", 0, 0), ("bytes", 129, 0)],
+    "device": [("device", "cuda:7"), ("device", "cpu:3"), ("device", "ext_dev:0")],
+    "shape": [("shape", ()), ("shape", (-3, 2**40))],
+    "dtype": [("dtype", "handle"), ("dtype", "float32x4"), ("dtype", "bool")],
+    "function": [("callable", c) for c in CALLBACKS] + [("ffi_function",)],
+    "other": [("object",), ("dict",), ("complex", 1.0, -1.0), ("npscalar", "float32", 1),
+              ("list", (("int", 1), ("none",))), ("tuple", ())],
+}
+
+#: What is wrong with a tensor derived from a valid one (materialize.fault).
+TENSOR_FAULTS = ["float64", "int32", "float16", "bool", "complex64", "strided", "transposed", "overlap",
+                 "expand", "empty", "0d", "huge_empty", "misaligned", "readonly", "numpy", "meta",
+                 "fake_cuda", "ext_dev"]
+
+
+def systematic_cases(kinds: tuple[str, ...]) -> list[tuple]:
+    """Every bad value in every parameter with the others valid, then one argument too few
+    and one too many: the same list in every run."""
+    n = len(kinds)
+    valid = [("valid", i) for i in range(n)]
+    cases = []
+    for i, kind in enumerate(kinds):
+        values = [v for vs in BAD_VALUES.values() for v in vs]
+        if kind == "tensor":
+            values += [("bad", i, how) for how in TENSOR_FAULTS]
+        cases += [tuple(valid[:i] + [v] + valid[i + 1:]) for v in values]
+    return cases + [tuple(valid[:-1]), tuple(valid + [("int", 1)])] if n else cases + [(("int", 1),)]

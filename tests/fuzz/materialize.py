@@ -135,9 +135,84 @@ def _callback(how: str):
     return callback
 
 
-def build(spec: tuple, args: list, probe):
-    """One argument from its description; ``args`` holds the arguments built before it."""
+def fault(t, how: str, probe):
+    """A tensor like ``t`` (a torch CPU tensor of an export's valid sample) with one thing
+    wrong (cases.TENSOR_FAULTS): its dtype, layout, size, alignment, writability, framework
+    or device."""
+    if not isinstance(t, torch.Tensor):
+        raise ValueError(f"argument is not a tensor: {type(t).__name__}")
+    if how in ("float64", "int32", "float16", "bool", "complex64"):
+        return t.to(getattr(torch, how))
+    if how == "strided":  # every other element of a tensor twice as long
+        wide = torch.zeros(t.shape[:-1] + (2 * t.shape[-1],) if t.ndim else (2,), dtype=t.dtype)
+        wide[..., ::2] = t
+        return wide[..., ::2] if t.ndim else wide[::2].reshape(())
+    if how == "transposed":  # the same shape and values, column-major
+        if t.ndim < 2:
+            raise ValueError("a tensor of fewer than 2 dimensions has no transpose")
+        return t.T.contiguous().T
+    if how == "overlap":  # rows that overlap: a stride of one element in every dimension
+        if t.ndim < 2:
+            raise ValueError("a tensor of fewer than 2 dimensions has no rows to overlap")
+        return t.contiguous().flatten().clone().as_strided(t.shape, (1,) * t.ndim)
+    if how == "expand":  # every element at one address (strides 0)
+        if t.ndim == 0:
+            raise ValueError("a 0-d tensor has no dimension to expand")
+        return t.flatten()[:1].clone().expand(t.shape)
+    if how == "empty":  # the same rank, no element
+        return torch.empty((0,) + tuple(t.shape[1:]), dtype=t.dtype)
+    if how == "0d":
+        return t.flatten()[0].clone() if t.numel() else torch.zeros((), dtype=t.dtype)
+    if how == "huge_empty":  # sizes that overflow 32 bits, no element
+        return torch.empty((0, 2**40) + tuple(t.shape[1:]), dtype=t.dtype)
+    if how == "misaligned":  # the same values one byte past the data's alignment
+        if _numpy_dtype(t.dtype) is None:
+            return _raw_like(t, probe, 1, 0)
+        raw = np.zeros(t.numel() * t.element_size() + 1, np.uint8)
+        raw[1:] = t.contiguous().flatten().view(torch.uint8).numpy()
+        return np.frombuffer(raw.data, dtype=_numpy_dtype(t.dtype), count=t.numel(), offset=1).reshape(t.shape)
+    if how == "readonly":
+        if _numpy_dtype(t.dtype) is None:
+            raise ValueError(f"numpy has no {t.dtype}")
+        array = t.numpy().copy()
+        array.flags.writeable = False
+        return array
+    if how == "numpy":  # valid, but no framework allocator is set during the call
+        if _numpy_dtype(t.dtype) is None:
+            raise ValueError(f"numpy has no {t.dtype}")
+        return t.numpy().copy()
+    if how == "meta":
+        return torch.empty(t.shape, dtype=t.dtype, device="meta")
+    if how in ("fake_cuda", "ext_dev"):  # CPU memory labelled as another device's
+        device = 2 if how == "fake_cuda" else 12
+        if device in _GPU_TYPES and torch.cuda.is_available():
+            raise ValueError("no fake GPU tensors where a GPU is present")
+        return _raw_like(t, probe, 0, device)
+    raise ValueError(f"unknown tensor fault {how!r}")
+
+
+def _raw_like(t, probe, byte_offset: int, device: int):
+    """A probe tensor of t's shape and dtype (zeros), at a byte offset or on another device."""
+    dt = tvm_ffi.dtype(str(t.dtype).removeprefix("torch."))
+    return probe.make_tensor(tvm_ffi.Shape(tuple(t.shape)), None, dt.type_code, dt.bits, dt.lanes,
+                             device or 1, 0, byte_offset)
+
+
+def _numpy_dtype(dtype):
+    try:
+        return torch.empty(0, dtype=dtype).numpy().dtype
+    except Exception:
+        return None
+
+
+def build(spec: tuple, args: list, probe, valid: list | None = None):
+    """One argument from its description; ``args`` holds the arguments built before it,
+    ``valid`` the export's valid sample (for ``("valid", i)`` and ``("bad", i, how)``)."""
     kind = spec[0]
+    if kind in ("valid", "bad"):
+        if valid is None or spec[1] >= len(valid):
+            raise ValueError("no valid sample for this argument")
+        return valid[spec[1]] if kind == "valid" else fault(valid[spec[1]], spec[2], probe)
     if kind == "np":
         return _numpy(*spec[1:])
     if kind == "torch":
@@ -183,8 +258,8 @@ def build(spec: tuple, args: list, probe):
     raise ValueError(f"unknown argument kind {kind!r}")
 
 
-def build_all(specs: tuple, probe) -> list:
+def build_all(specs: tuple, probe, valid: list | None = None) -> list:
     args: list = []
     for spec in specs:
-        args.append(build(spec, args, probe))
+        args.append(build(spec, args, probe, valid))
     return args

@@ -81,7 +81,7 @@ class Worker:
 class Report:
     """What a run saw: outcome counts, failures (target, arguments, outcome), exit statuses."""
 
-    seed: int
+    seed: int | None  # None: the systematic pass, which draws nothing
     cases: int = 0
     outcomes: dict = field(default_factory=collections.Counter)
     failures: list = field(default_factory=list)
@@ -91,7 +91,8 @@ class Report:
 
     def summary(self) -> str:
         counts = ", ".join(f"{k} {v}" for k, v in sorted(self.outcomes.items()))
-        return (f"{self.cases} cases, seed {self.seed}, {self.seconds:.0f} s, "
+        drawn = "systematic" if self.seed is None else f"seed {self.seed}"
+        return (f"{self.cases} cases, {drawn}, {self.seconds:.0f} s, "
                 f"{self.respawns} child restarts ({counts})")
 
 
@@ -180,7 +181,10 @@ class Pool:
         if not job["may_abort"]:
             report.failures.append((job, worker.last_case, outcome))
         left = job["cases"] - worker.done_cases - 1
-        if left > 0 and job.get("retries", 0) < 3:
+        if "specs" in job and left > 0:  # a listed case each: go on after the one that died
+            specs = job["specs"][worker.done_cases + 1:]
+            queue.appendleft(dict(job, cases=len(specs), specs=specs))
+        elif left > 0 and job.get("retries", 0) < 3:
             queue.appendleft(dict(job, cases=left, seed=job["seed"] + 1, retries=job.get("retries", 0) + 1))
 
     def close(self) -> list[tuple[int | None, str]]:

@@ -66,7 +66,8 @@ def _sum(before, after, result, weight=1.0):
     x = before[0].double()
     expected = weight * float(x.sum())
     scale = abs(weight) * float(x.abs().sum()) if x.numel() else 0.0
-    assert abs(result - expected) <= 1e-5 * scale + 1e-30 or (np.isnan(result) and np.isnan(expected)), (
+    assert result == expected or abs(result - expected) <= 1e-5 * scale + 1e-30 or (  # inf == inf
+        np.isnan(result) and np.isnan(expected)), (
         f"got {result}, expected {expected}")
 
 

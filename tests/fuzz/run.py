@@ -5,6 +5,7 @@ from __future__ import annotations
 import zlib
 from pathlib import Path
 
+from tests.fuzz.cases import systematic_cases
 from tests.fuzz.exports import MAY_ABORT, Target, exports, kind_of, parse_signature
 from tests.fuzz.pool import Pool, Report
 
@@ -12,7 +13,8 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def default_libraries() -> list[Path]:
-    """The recipe library and each recipe folder's own libraries.
+    """The recipe library, each recipe folder's own libraries, and those of the other CMake
+    projects the site or the tests build (projects()).
 
     A recipe's are those the site build made when it ran the recipe's zip, if that zip
     holds the recipe as it is now (tools/recipe_runs.build_of_run): the same sources and
@@ -28,12 +30,46 @@ def default_libraries() -> list[Path]:
     libraries = [ffi_cookbook.library_path()]
     root = build_root(ROOT)
     key = inputs_key() if (root / RUNS).is_dir() else None  # the venv of today's runs
-    for cmakelists in sorted((ROOT / "cookbook").glob("*/CMakeLists.txt")):
-        name = cmakelists.parent.name
-        build = key and build_of_run(name, recipes.recipe_files(name), root, key)
-        build = build or cmake_build(cmakelists.parent, verbose=False)
+    for folder in projects():
+        name = folder.name
+        build = key and folder.parent == ROOT / "cookbook" and build_of_run(
+            name, recipes.recipe_files(name), root, key)
+        build = build or cmake_build(folder, verbose=False)
         libraries += [p for p in sorted(build.glob("lib*.so")) if exports(p)]
+    libraries += [p for p in sorted(cmake_build(new_library_copy(), verbose=False).glob("lib*.so"))
+                  if exports(p)]
     return libraries
+
+
+#: The package name the fuzz gives the library `ffi-cookbook new` writes.
+NEW_LIBRARY = "fuzzlib"
+
+
+def new_library_copy() -> Path:
+    """The project `ffi-cookbook new fuzzlib` writes, under the build root (rewritten when
+    the template changed)."""
+    import shutil
+
+    from ffi_cookbook.build import build_root
+    from ffi_cookbook.kernel_library import library_files, write_files
+
+    dest = build_root(ROOT) / "fuzz" / "newlib"
+    files = library_files(NEW_LIBRARY)
+    if any(not (dest / rel).is_file() or (dest / rel).read_bytes() != data for rel, data in files.items()):
+        shutil.rmtree(dest, ignore_errors=True)
+        write_files(files, dest)
+    return dest
+
+
+def projects() -> list[Path]:
+    """The CMake projects whose libraries the fuzz calls: every recipe folder, a recipe's
+    wheel template, the guides' and concepts' code. Not runtime/ (the recipe library, built
+    from the recipes' sources), tests/probe (probe_library) or a template with placeholders
+    (the project `ffi-cookbook new` writes; tests/test_fuzz.py lists its exports)."""
+    found = []
+    for pattern in ["cookbook/*/CMakeLists.txt", "cookbook/*/template/CMakeLists.txt", "docs/*/code/CMakeLists.txt"]:
+        found += [p.parent for p in ROOT.glob(pattern) if "@" not in p.read_text()]
+    return sorted(found)
 
 
 def probe_library(name: str = "libhelper_probe.so") -> Path:
@@ -50,10 +86,39 @@ def discover(libraries: list[Path], pool: Pool) -> list[Target]:
         for name in exports(library):
             reply = pool.call(str(library), name, (("none",),) * 40)
             params = parse_signature(reply[2]) if reply[0] == "raised" else None
+            if params is None and reply[0] in ("raised", "returned"):
+                # An export written by hand against the C ABI (docs/concepts/code) states no
+                # signature: it is called with up to three arguments of any kind.
+                params = ["Any"] * 3
             if params is None:
                 raise RuntimeError(f"cannot read the signature of {name} in {library}: {reply}")
             targets.append(Target(library, name, tuple(kind_of(p) for p in params)))
     return targets
+
+
+def systematic(targets: list[Target], pool: Pool, may_abort: set[str] = MAY_ABORT) -> Report:
+    """The systematic pass, before the random search: for every export and every parameter,
+    each bad value of every kind (cases.systematic_cases) with the other arguments taken
+    from the export's valid sample. The same cases in every run; an export allowed to
+    abort is left to the random search."""
+    jobs = []
+    for t in systematic_targets(targets, may_abort):
+        specs = systematic_cases(t.kinds)
+        jobs.append({"library": str(t.library), "name": t.name, "kinds": t.kinds, "cases": len(specs),
+                     "specs": specs, "may_abort": False})
+    return pool.run(jobs, Report(None))
+
+
+def systematic_targets(targets: list[Target], may_abort: set[str] = MAY_ABORT) -> list[Target]:
+    """The targets of the systematic pass: each export once by name and signature (a recipe
+    folder's library and the recipe library compile the same source; the first library
+    listed, the recipe library, is called), none allowed to abort."""
+    seen, chosen = set(), []
+    for t in targets:
+        if t.name not in may_abort and (t.name, t.kinds) not in seen:
+            seen.add((t.name, t.kinds))
+            chosen.append(t)
+    return chosen
 
 
 def fuzz(targets: list[Target], pool: Pool, cases: int, run_seed: int,

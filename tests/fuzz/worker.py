@@ -58,6 +58,7 @@ class Caller:
         self.build_all, self.references, self.as_torch = build_all, REFERENCES, as_torch
         self.probe = tvm_ffi.load_module(probe_path) if probe_path else None
         self.modules: dict[str, object] = {}
+        self.shapes: dict[tuple[str, str], tuple] = {}
         self.load = tvm_ffi.load_module
 
     def function(self, library: str, name: str):
@@ -65,10 +66,26 @@ class Caller:
             self.modules[library] = self.load(library)
         return getattr(self.modules[library], name)
 
+    def valid_sample(self, library: str, name: str) -> list:
+        """A fresh valid argument list for an export (tests/fuzz/samples.py): its kinds
+        from its signature, the tensor shapes it accepts found once per export."""
+        from tests.fuzz.exports import kind_of, signature_types
+        from tests.fuzz.samples import find_shapes, sample_args
+
+        func = self.function(library, name)
+        if (library, name) not in self.shapes:
+            params = signature_types(func)
+            kinds = tuple(kind_of(p) for p in params)
+            self.shapes[library, name] = (kinds, find_shapes(name, func, kinds, tries=2000), params)
+        kinds, shapes, _ = self.shapes[library, name]
+        return sample_args(name, kinds, 0, shapes)
+
     def call(self, library: str, name: str, specs: tuple) -> tuple:
         func = self.function(library, name)
         try:
-            args = self.build_all(specs, self.probe)
+            valid = (self.valid_sample(library, name)
+                     if _only_none_bad(specs) or any(s[0] in ("valid", "bad") for s in specs) else None)
+            args = self.build_all(specs, self.probe, valid)
         except Exception as e:  # an input this machine's numpy/torch cannot make
             return ("unbuildable", f"{type(e).__name__}: {e}"[:300])
         reference = self.references.get(name)
@@ -79,7 +96,14 @@ class Caller:
         try:
             result = func(*args)
         except Exception as e:
+            if _only_none_bad(specs) and not isinstance(e, (TypeError, ValueError)):
+                return ("wrong", f"None must raise TypeError or ValueError, not {type(e).__name__}: {e}"[:1500])
             return ("raised", type(e).__name__, str(e).split("\n")[0][:300])
+        if _only_none_bad(specs):
+            params, i = self.shapes[library, name][2], specs.index(("none",))
+            param = params[i] if i < len(params) else "Any"
+            if not param.startswith(("Optional<", "Any")):
+                return ("wrong", f"None for a parameter of type {param} returned instead of raising")
         if before is not None:
             try:
                 reference(before, [self.as_torch(a) for a in args], result)
@@ -89,7 +113,13 @@ class Caller:
 
 
 def fuzz_job(caller: Caller, channel, job: dict) -> None:
-    """Run one export's cases under hypothesis, announcing each before calling."""
+    """Run one export's cases, announcing each before calling: the listed ``specs`` of the
+    systematic pass, else ``cases`` drawn by hypothesis."""
+    if "specs" in job:
+        for specs in job["specs"]:
+            write_frame(channel, ("case", specs))
+            write_frame(channel, ("outcome", caller.call(job["library"], job["name"], specs)))
+        return
     # Hypothesis keeps a folder of its own; under the build root, not in the checkout.
     build_root = os.environ.get("FFI_COOKBOOK_BUILD_DIR") or os.path.join(os.getcwd(), "_build")
     os.environ.setdefault("HYPOTHESIS_STORAGE_DIRECTORY", os.path.join(build_root, "hypothesis"))
@@ -143,6 +173,11 @@ def _limit_memory(spare: int = 6 << 30) -> None:
     resource.setrlimit(resource.RLIMIT_AS, (size + spare, resource.RLIM_INFINITY))
 
 
+def _only_none_bad(specs) -> bool:
+    """A systematic case whose one bad argument is None (the others valid)."""
+    return specs.count(("none",)) == 1 and all(s == ("none",) or s[0] == "valid" for s in specs)
+
+
 def _snapshot(specs, args, as_torch):
     """Copies of the tensor arguments before the call; None when no reference applies.
 
@@ -155,6 +190,9 @@ def _snapshot(specs, args, as_torch):
     for spec in specs:
         kind = spec[0]
         if kind == "raw" or (kind == "like" and spec[2] == "same"):
+            return None
+        if kind == "bad" and spec[2] not in ("float64", "int32", "float16", "bool", "complex64", "empty",
+                                             "0d", "numpy", "readonly"):
             return None
         if kind == "np" and (spec[5] != "normal" or spec[3] not in ("c", "readonly")):
             return None

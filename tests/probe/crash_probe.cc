@@ -1,6 +1,8 @@
-// A deliberately broken export: it aborts the process for complex tensors and
-// returns the number of dimensions otherwise. tests/test_fuzz.py runs the fuzz
-// against it to prove that a crash on one dtype is found and reported.
+// Deliberately broken exports. abort_on_complex aborts the process for complex
+// tensors and returns the number of dimensions otherwise; call_unchecked calls
+// its callback without checking that it got one, so None (an undefined
+// ffi::Function) dereferences null. tests/test_fuzz.py runs the fuzz against
+// them to prove that such crashes are found and reported.
 #include <tvm/ffi/container/tensor.h>
 #include <tvm/ffi/function.h>
 
@@ -14,6 +16,9 @@ int64_t AbortOnComplex(tvm::ffi::TensorView x) {
   return x.ndim();
 }
 
+tvm::ffi::Any CallUnchecked(tvm::ffi::Function f) { return f(1); }
+
 }  // namespace
 
 TVM_FFI_DLL_EXPORT_TYPED_FUNC(abort_on_complex, AbortOnComplex);
+TVM_FFI_DLL_EXPORT_TYPED_FUNC(call_unchecked, CallUnchecked);

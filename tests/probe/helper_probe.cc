@@ -36,10 +36,20 @@ ffi::String DispatchName(ffi::TensorView x) {
   return name;
 }
 
+// Both on the CPU, compact and of one shape: the loops below index y as x.
+void CheckCPUContiguous(const ffi::TensorView& x, const char* x_name, const ffi::TensorView& y,
+                        const char* y_name) {
+  fc::CheckDevice(x, x_name, kDLCPU);
+  fc::CheckDevice(y, y_name, kDLCPU);
+  fc::CheckContiguous(x, x_name);
+  fc::CheckContiguous(y, y_name);
+  fc::CheckSameShape(x, x_name, y, y_name);
+}
+
 // Narrow float32 `x` into the 16-bit `y` (float16 or bfloat16) with FromFloat.
 void Narrow(ffi::TensorView x, ffi::TensorView y) {
   fc::CheckDtype(x, "x", fc::kFloat32);
-  fc::CheckSameShape(x, "x", y, "y");
+  CheckCPUContiguous(x, "x", y, "y");
   const float* src = static_cast<const float*>(x.data_ptr());
   fc::DispatchFloat(y.dtype(), "y", [&](auto tag) {
     using T = typename decltype(tag)::type;
@@ -51,7 +61,7 @@ void Narrow(ffi::TensorView x, ffi::TensorView y) {
 // Widen the 16-bit `x` (float16 or bfloat16) into float32 `y` with ToFloat.
 void Widen(ffi::TensorView x, ffi::TensorView y) {
   fc::CheckDtype(y, "y", fc::kFloat32);
-  fc::CheckSameShape(x, "x", y, "y");
+  CheckCPUContiguous(x, "x", y, "y");
   float* dst = static_cast<float*>(y.data_ptr());
   fc::DispatchFloat(x.dtype(), "x", [&](auto tag) {
     using T = typename decltype(tag)::type;

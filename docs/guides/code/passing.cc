@@ -95,13 +95,19 @@ void AddBias(ffi::TensorView x, ffi::Optional<ffi::TensorView> bias, ffi::Tensor
 
 // [identity_entry.begin]
 // Takes an owning Tensor and returns it: no copy, one more reference.
-ffi::Tensor Identity(ffi::Tensor x) { return x; }
+ffi::Tensor Identity(ffi::Tensor x) {
+  TVM_FFI_CHECK(x.defined(), TypeError) << "argument 'x': expected a tensor, got None";
+  return x;
+}
 // [identity_entry.end]
 
 // [copy_owned_entry.begin]
 // Asks for owning Tensors although it keeps neither: callers that only hold a
 // borrowed DLTensor (XLA, C programs) cannot call it.
 void CopyOwned(ffi::Tensor x, ffi::Tensor out) {
+  // An ffi::Tensor is an object reference: None arrives as an undefined one.
+  TVM_FFI_CHECK(x.defined(), TypeError) << "argument 'x': expected a tensor, got None";
+  TVM_FFI_CHECK(out.defined(), TypeError) << "argument 'out': expected a tensor, got None";
   CheckF32Input(x, "x");
   CheckF32Input(out, "out");
   CheckSameShape(x, "x", out, "out");

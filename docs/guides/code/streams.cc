@@ -31,6 +31,11 @@ int64_t StreamOf(ffi::TensorView x) {
 // [set_stream_entry.begin]
 // Publish `handle`, read it back, restore the previous handle, read again.
 ffi::Array<int64_t> SetStreamAndRestore(int32_t device_type, int32_t device_id, int64_t handle) {
+  // The table grows to the largest (device_type, device_id) set: refuse values no device has.
+  TVM_FFI_CHECK(device_type >= kDLCPU && device_type < 128, ValueError)
+      << "argument 'device_type': expected a DLPack device type (1 to 127), got " << device_type;
+  TVM_FFI_CHECK(device_id >= 0 && device_id < 1024, ValueError)
+      << "argument 'device_id': expected 0 to 1023, got " << device_id;
   TVMFFIStreamHandle previous = nullptr;
   TVM_FFI_CHECK_SAFE_CALL(TVMFFIEnvSetStream(
       device_type, device_id, reinterpret_cast<TVMFFIStreamHandle>(handle), &previous));
