@@ -7,9 +7,10 @@ Read from the MyST sources, so no built site is needed:
   directive (a tab, a card, a note) is;
 - no page tells its own history ("an earlier version", "no longer", "used to");
 - no cell prints a line about a tool it skipped ("clang++: not on PATH");
-- a page that times something states its result in a sentence whose numbers are
-  glued from the executed cell (myst-nb's ``glue``), so the sentence cannot drift from
-  the measurement printed above it.
+- a page that times something states its result in a sentence whose numbers come
+  from the executed cell (printed by it, or glued into the prose with myst-nb's
+  ``glue`` on pages that run only in the site build), so the sentence cannot drift
+  from the measurement.
 
     python tests/test_page_prose.py      # words of prose per page, one line each
 """
@@ -25,10 +26,9 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 MAX_WORDS = 1500
 PAGES = sorted([*ROOT.glob("docs/*.md"), *ROOT.glob("docs/guides/*.md"), *ROOT.glob("docs/concepts/*.md"),
-                *ROOT.glob("cookbook/*.md"), *ROOT.glob("cookbook/*/notebook.md")])
-# Recipe 10 (the RMSNorm kernel library) is rewritten on its own; it is held to the
-# same rules once that work lands.
-EXEMPT = {"cookbook/10-rmsnorm/notebook.md"}
+                *ROOT.glob("cookbook/*.md"), *ROOT.glob("cookbook/*/notebook.md"),
+                *ROOT.glob("cookbook/*/cpu-tuning.md")])
+EXEMPT: set[str] = set()
 
 FENCE = re.compile(r"^\s*(`{3,}|~{3,}|:{3,})\s*(\{([\w:-]+)\})?(.*)$")
 # Directives whose body is read as text; every other directive (code-cell,
@@ -146,21 +146,43 @@ def test_measuring_pages_are_found():
             "docs/concepts/packed-calling-convention.md"} <= {name(p) for p in MEASURING}
 
 
+#: a cell that prints a sentence built from its measured values: print(f"... {value} ...")
+PRINTED_SENTENCE = re.compile(r"""print\(\s*((?:f["'][^\n]*["']\s*)+)\)""")
+
+
+def printed_sentences(code: str) -> list[str]:
+    """The sentences cells print from f-strings, with their values as {...}."""
+    found = []
+    for match in PRINTED_SENTENCE.finditer(code):
+        text = " ".join(part for _, part in re.findall(r"""f(["'])(.*?)\1""", match.group(1)))
+        if "{" in text:
+            found.append(text)
+    return found
+
+
 @pytest.mark.parametrize("page", MEASURING, ids=name)
 def test_measuring_page_states_its_result_from_the_executed_cell(page):
+    """Its result in a sentence whose numbers come from the run: glued into the prose
+    (myst-nb's glue, on pages that run only in the site build), or printed by a cell (a
+    recipe's notebook also runs from its zip, where myst-nb is not installed)."""
     if name(page) in EXEMPT:
         pytest.skip("rewritten on its own")
     text, (prose_lines, code) = page.read_text(), blocks(page.read_text())
-    glued = set(GLUE_CALL.findall("\n".join(code)))
+    code_text = "\n".join(code)
+    if name(page).startswith("cookbook/"):
+        assert "myst_nb" not in code_text, f"{name(page)}: a recipe's notebook runs without myst-nb"
+    sentences = []
+    glued = set(GLUE_CALL.findall(code_text))
     used = GLUE_ROLE.findall("\n".join(prose_lines))
-    assert used, f"{name(page)} measures but states no result glued from its cells"
-    assert set(used) <= glued, f"{name(page)}: glued names never set by a cell: {set(used) - glued}"
+    if used:
+        assert set(used) <= glued, f"{name(page)}: glued names never set by a cell: {set(used) - glued}"
+        flat = " ".join(" ".join(prose_lines).split())
+        sentences += [GLUE_ROLE.sub(" ", s) for s in re.split(r"(?<=[.;!?])\s+(?=[A-Z`{])", flat)
+                      if GLUE_ROLE.search(s)]
+    sentences += [re.sub(r"\{[^}]*\}", " ", s) for s in printed_sentences(code_text)]
     # The values sit in a sentence of words, not in a bare list or a table.
-    flat = " ".join(" ".join(prose_lines).split())
-    sentence = next(s for s in re.split(r"(?<=[.;!?])\s+(?=[A-Z`{])", flat) if GLUE_ROLE.search(s))
-    words = [w for w in GLUE_ROLE.sub(" ", sentence).split() if w.isalpha()]
-    assert len(words) >= 8 and "|" not in sentence, f"{name(page)}: no sentence around {sentence!r}"
-    assert "from myst_nb import glue" in text
+    assert any(len([w for w in s.split() if w.isalpha()]) >= 8 and "|" not in s for s in sentences), \
+        f"{name(page)} measures but states no result in a sentence from its cells"
 
 
 if __name__ == "__main__":
