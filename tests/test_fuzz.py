@@ -117,6 +117,9 @@ NOT_FUZZED = {
     ("cookbook/15-jit-kernels/test_row_norm.py", "row_norm_float64_n96_u2_cpu"): "JIT: one more instance",
     ("tests/test_wheel.py", "twice"): "a test's own one-line wheel",
     ("tests/snippets_fixture/docs/good.md", "twice"): "a page the snippet checker's test reads",
+    ("docs/_code/first-kernel/add_one.cc", "add_one"): "the home page's kernel, built by g++ in a page cell",
+    ("tests/test_get_started.py", "add_one"): "Get started's kernel, built in a fresh venv by its test",
+    ("tests/test_site.py", "add_one"): "a test's copy of Get started's kernel",
 }
 
 #: Projects built only with nvcc (or NVSHMEM): their exports are excused on a build without it.

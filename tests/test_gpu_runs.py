@@ -221,8 +221,9 @@ GPU_CLAIMS = {
         ("lets the jitted `f` run on a GPU array",
          ("output", "08-many-frameworks", "scale_cuda under jax.jit on cuda:0")),
     ],
-    "10-rmsnorm": [("On an H100 the earlier version, one element per access everywhere, left bfloat16 far below",
-                    ("bench", "bench-b266408-scalar-loads.txt", "0.50  (beyond the CPU sweep)"))],
+    "10-rmsnorm": [("on a GPU the CUDA kernel runs the same checks, with shapes that take each of its launches",
+                    ("checks",)),
+                   ("and the caller's stream on a GPU; its GPU tests skip where torch sees none", ("code",))],
     "11-from-torch-extension": [("(see [On a GPU](#on-a-gpu))", ("code",))],
     "14-c-and-cpp-callers": [("then described as living on a GPU", ("code",))],
     "16-objects-and-callbacks": [("the library was unmapped, and the process crashed",
@@ -244,7 +245,9 @@ GPU_CLAIMS = {
                                ("code",)),
                               ("This cell checks all of that on a GPU:", ("checks",))],
     "kernel-library": [("an array on a GPU would make XLA look for a CUDA handler",
-                        ("upstream", "https://docs.jax.dev/en/latest/ffi.html"))],
+                        ("upstream", "https://docs.jax.dev/en/latest/ffi.html")),
+                       ("On a GPU two steps come in between: the entry makes the input's GPU current",
+                        ("code",))],
 }
 FENCE = re.compile(r"^```.*?^```", re.S | re.M)
 

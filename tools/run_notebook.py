@@ -9,6 +9,7 @@ any other error stops with the cell's traceback and a non-zero exit.
 
 from __future__ import annotations
 
+import os
 import sys
 import time
 from pathlib import Path
@@ -16,10 +17,13 @@ from pathlib import Path
 import jupytext
 import nbclient
 
+from ffi_cookbook.build import RECIPE_BUILD_ENV, build_dir_for
+
 
 def run(path: Path, timeout: int = 900) -> float:
     """Execute one notebook in its folder; return the wall time in seconds."""
     notebook = jupytext.read(path)
+    os.environ[RECIPE_BUILD_ENV] = str(build_dir_for(path.parent))  # the kernel inherits it
     start = time.perf_counter()
     client = nbclient.NotebookClient(notebook, timeout=timeout, kernel_name="python3",
                                      resources={"metadata": {"path": str(path.parent)}})

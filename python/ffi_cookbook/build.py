@@ -25,6 +25,9 @@ import sys
 from pathlib import Path
 
 BUILD_DIR_ENV = "FFI_COOKBOOK_BUILD_DIR"
+#: The build folder of the recipe a notebook or test runs for, set by the cookbook's own runs
+#: in a checkout, for recipe 01, which builds with plain cmake commands (``build`` otherwise).
+RECIPE_BUILD_ENV = "RECIPE_BUILD_DIR"
 
 
 def checkout_root(folder: str | Path) -> Path | None:
@@ -82,7 +85,53 @@ def cmake_commands(folder: Path, build_dir: Path, *extra: str) -> list[list[str]
         include = checkout / "include"
         configure += [f"-DCMAKE_CXX_STANDARD_INCLUDE_DIRECTORIES={include}",
                       f"-DCMAKE_CUDA_STANDARD_INCLUDE_DIRECTORIES={include}"]
+        # The recipe's own prefix map (tvm_ffi_configure_target) covers its folder only:
+        # map the checkout's include/ too, so tracebacks name ffi_cookbook/<header>, as in
+        # a downloaded copy, not this machine's absolute path.
+        extra = _with_prefix_map(list(extra), Path(build_dir), f"-ffile-prefix-map={include}/=")
     return [configure + list(extra), ["cmake", "--build", str(build_dir)]]
+
+
+def _cached_flags(build_dir: Path, name: str) -> str | None:
+    """``name``'s value in ``build_dir``'s CMakeCache.txt; None where it is not there."""
+    try:
+        lines = (build_dir / "CMakeCache.txt").read_text().splitlines()
+    except OSError:
+        return None
+    for line in lines:
+        if line.startswith(name + ":"):
+            return line.partition("=")[2]
+    return None
+
+
+def _with_prefix_map(extra: list[str], build_dir: Path, mapping: str) -> list[str]:
+    """``extra`` with ``mapping`` added to CMAKE_CXX_FLAGS and CMAKE_CUDA_FLAGS.
+
+    The flags ``extra`` sets are kept (the sanitizer run passes CMAKE_CXX_FLAGS); where it
+    sets none, those CMake would start from: the build folder's cache, else $CXXFLAGS /
+    $CUDAFLAGS (which a -D value replaces)."""
+    for lang, env in (("CXX", "CXXFLAGS"), ("CUDA", "CUDAFLAGS")):
+        name = f"CMAKE_{lang}_FLAGS"
+        given = [i for i, arg in enumerate(extra) if arg.startswith((f"-D{name}=", f"-D{name}:"))]
+        if given:
+            i = given[-1]
+            flags = extra[i].partition("=")[2]
+            del extra[i]
+        else:
+            flags = _cached_flags(build_dir, name)
+            if flags is None:
+                flags = os.environ.get(env, "")
+        if mapping not in flags.split():
+            flags = f"{flags} {mapping}".strip()
+        extra.append(f"-D{name}={flags}")
+    return extra
+
+
+def _relative(match: re.Match) -> str:
+    """An absolute path relative to the current folder, keeping a trailing slash."""
+    path = match.group(1)
+    rel = os.path.relpath(path)
+    return rel + "/" if path.endswith("/") and not rel.endswith("/") else rel
 
 
 def _shown(cmd: list[str]) -> str:
@@ -93,6 +142,10 @@ def _shown(cmd: list[str]) -> str:
             shown.append('-DPython_EXECUTABLE="$(command -v python)"')
         elif os.path.isabs(arg):
             shown.append(shlex.quote(os.path.relpath(arg)))
+        elif arg.startswith("-D") and "/" in arg:
+            # -DNAME=/abs/path and flags such as -ffile-prefix-map=/abs/path/=: relative
+            # paths, not this machine's folders.
+            shown.append(shlex.quote(re.sub(r"(?:(?<==)|(?<=\s)|^)(/[^\s=]*)", _relative, arg)))
         else:
             shown.append(shlex.quote(arg))
     return " ".join(shown)

@@ -43,7 +43,12 @@ struct MallocAllocator {
 // [arange_nd_entry.begin]
 // A float32 tensor 0, 1, ..., n-1 in memory this library allocates and frees.
 ffi::Tensor ArangeND(int64_t n) {
+  // The cap keeps n * sizeof(float) far from overflowing size_t (2**62 floats
+  // would wrap to a 0-byte allocation and the loop below would write past it).
+  constexpr int64_t kMaxN = int64_t{1} << 30;
   TVM_FFI_CHECK(n >= 0, ValueError) << "argument 'n': expected n >= 0, got " << n;
+  TVM_FFI_CHECK(n <= kMaxN, ValueError)
+      << "argument 'n': expected n <= " << kMaxN << " (2**30), got " << n;
   ffi::Tensor t = ffi::Tensor::FromNDAlloc(MallocAllocator(), ffi::Shape({n}),
                                            DLDataType{kDLFloat, 32, 1}, DLDevice{kDLCPU, 0});
   float* data = static_cast<float*>(t.data_ptr());
