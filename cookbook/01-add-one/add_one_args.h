@@ -3,6 +3,8 @@
 // a device, shape or layout.
 #pragma once
 
+#include <cstdint>
+#include <utility>
 #include <tvm/ffi/container/tensor.h>
 #include <tvm/ffi/error.h>
 
@@ -34,6 +36,14 @@ inline void CheckAddOneArgs(tvm::ffi::TensorView x, tvm::ffi::TensorView y, DLDe
   if (!x.IsContiguous() || !y.IsContiguous()) {
     TVM_FFI_THROW(ValueError) << "argument '" << (x.IsContiguous() ? "y" : "x")
                               << "': expected a contiguous tensor";
+  }
+  // The loop reads and writes whole elements: their addresses must be multiples of the size.
+  for (const auto& [t, name] : {std::pair{&x, "x"}, std::pair{&y, "y"}}) {
+    auto address = reinterpret_cast<uintptr_t>(t->data_ptr());
+    if (address % (t->dtype().bits / 8) != 0) {
+      TVM_FFI_THROW(ValueError) << "argument '" << name << "': expected data aligned to its "
+                                << t->dtype().bits / 8 << "-byte elements";
+    }
   }
 }
 // [add_one_checks.end]

@@ -4,6 +4,7 @@
 #ifndef COOKBOOK_RMSNORM_CHECK_H_
 #define COOKBOOK_RMSNORM_CHECK_H_
 
+#include <cstdint>
 #include <tvm/ffi/container/tensor.h>
 #include <tvm/ffi/error.h>
 
@@ -73,6 +74,9 @@ inline void CheckRMSNormArgs(const tvm::ffi::TensorView& x, const tvm::ffi::Tens
     TVM_FFI_CHECK(t->byte_offset() == 0, ValueError)
         << "argument '" << name << "': expected data at the data pointer, got byte_offset "
         << t->byte_offset();
+    TVM_FFI_CHECK(reinterpret_cast<uintptr_t>(t->data_ptr()) % (t->dtype().bits / 8) == 0, ValueError)
+        << "argument '" << name << "': expected data aligned to its " << t->dtype().bits / 8
+        << "-byte elements";
   }
   TVM_FFI_CHECK(eps > 0.0, ValueError)  // also false for NaN
       << "argument 'eps': expected a positive number, got " << eps;

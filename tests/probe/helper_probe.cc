@@ -135,12 +135,17 @@ ffi::Tensor MakeTensor(ffi::Shape shape, ffi::Optional<ffi::Shape> strides, int6
     int64_t stride = strides.has_value() ? raw->strides[i] : compact;
     TVM_FFI_CHECK(stride > -(1 << 20) && stride < (1 << 20), ValueError) << "strides";
     int64_t reach = raw->shape[i] == 0 ? 0 : (raw->shape[i] - 1) * stride;
-    (reach < 0 ? below : above) += reach < 0 ? -reach : reach;
-    numel *= raw->shape[i];
-    compact *= raw->shape[i];
+    // Any overflow is a tensor too large to probe (UBSan reports signed overflow).
+    int64_t& side = reach < 0 ? below : above;
+    TVM_FFI_CHECK(!__builtin_add_overflow(side, reach < 0 ? -reach : reach, &side) &&
+                      !__builtin_mul_overflow(numel, raw->shape[i], &numel) &&
+                      !__builtin_mul_overflow(compact, raw->shape[i], &compact),
+                  ValueError)
+        << "too large";
   }
   // Exactly the bytes the elements take (packed when narrower than a byte),
   // so that a read past them is a heap overflow AddressSanitizer reports.
+  TVM_FFI_CHECK(below < (int64_t{1} << 40) && above < (int64_t{1} << 40), ValueError) << "too large";
   int64_t bits_each = bits * lanes, span = numel == 0 ? 0 : below + above + 1;
   int64_t bytes = (span * bits_each + 7) / 8;
   TVM_FFI_CHECK(bytes < (int64_t{1} << 28), ValueError) << "too large";
