@@ -1,7 +1,9 @@
 """Build each recipe folder (the README's cmake commands) before its tests run.
 
 The build goes out of tree (``build_dir_for``); ``$RECIPE_BUILD_DIR`` tells a test that
-does not import ``cookbook_build`` (recipe 01's) where it is.
+does not import ``cookbook_build`` (recipe 01's) where it is. A wheel template (recipes 13
+and 22) has no include/ in the checkout (its zip carries the helper headers): pip's builds
+of it get the checkout's include/ through scikit-build-core's ``CMAKE_ARGS``.
 """
 
 from pathlib import Path
@@ -11,11 +13,18 @@ import pytest
 from ffi_cookbook.build import RECIPE_BUILD_ENV, cmake_build
 
 
+INCLUDE = Path(__file__).resolve().parents[1] / "include"
+
+
 @pytest.fixture(scope="module", autouse=True)
 def _recipe_built(request):
     folder = Path(str(request.fspath)).parent
     if not (folder / "CMakeLists.txt").is_file():
-        yield
+        with pytest.MonkeyPatch.context() as patch:
+            if (folder / "template").is_dir() and not (folder / "template" / "include").is_dir():
+                patch.setenv("CMAKE_ARGS", f"-DCMAKE_CXX_STANDARD_INCLUDE_DIRECTORIES={INCLUDE} "
+                                           f"-DCMAKE_CUDA_STANDARD_INCLUDE_DIRECTORIES={INCLUDE}")
+            yield
         return
     build = cmake_build(folder, verbose=False)
     with pytest.MonkeyPatch.context() as patch:

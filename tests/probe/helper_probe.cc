@@ -147,6 +147,7 @@ ffi::Tensor MakeTensor(ffi::Shape shape, ffi::Optional<ffi::Shape> strides, int6
   // so that a read past them is a heap overflow AddressSanitizer reports.
   TVM_FFI_CHECK(below < (int64_t{1} << 40) && above < (int64_t{1} << 40), ValueError) << "too large";
   int64_t bits_each = bits * lanes, span = numel == 0 ? 0 : below + above + 1;
+  TVM_FFI_CHECK(bits_each > 0 && span <= (int64_t{1} << 34) / bits_each, ValueError) << "too large";
   int64_t bytes = (span * bits_each + 7) / 8;
   TVM_FFI_CHECK(bytes < (int64_t{1} << 28), ValueError) << "too large";
   raw->buffer.assign(static_cast<size_t>(byte_offset + (bytes == 0 ? 1 : bytes)), 0);
