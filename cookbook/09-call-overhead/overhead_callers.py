@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ctypes
 import importlib
+import os
 import subprocess
 import sys
 import timeit
@@ -77,6 +78,27 @@ def _ctypes_library():
     return lib
 
 
+# [dlpack_only.begin]
+class DLPackOnly:
+    """A torch tensor seen through the DLPack protocol alone.
+
+    The class has ``__dlpack__`` but no ``__dlpack_c_exchange_api__``, so tvm_ffi takes it
+    as it takes any DLPack producer: one Python-level ``__dlpack__`` call per argument.
+    """
+
+    __slots__ = ("tensor",)
+
+    def __init__(self, tensor):
+        self.tensor = tensor
+
+    def __dlpack__(self, **kwargs):
+        return self.tensor.__dlpack__(**kwargs)
+
+    def __dlpack_device__(self):
+        return self.tensor.__dlpack_device__()
+# [dlpack_only.end]
+
+
 # [callers_table.begin]
 def callers(case, mod, ext, nb_mod, ops, lib):
     """name -> (function, arguments) for one case: an arity (1, 3, 8) or "add"."""
@@ -93,6 +115,7 @@ def callers(case, mod, ext, nb_mod, ops, lib):
     table = {
         "tvm_ffi + tvm_ffi.Tensor": (getattr(mod, ffi_name), [tvm_ffi.from_dlpack(t) for t in torch_args]),
         "tvm_ffi + torch.Tensor": (getattr(mod, ffi_name), torch_args),
+        "tvm_ffi + __dlpack__ only": (getattr(mod, ffi_name), [DLPackOnly(t) for t in torch_args]),
         "tvm_ffi + numpy": (getattr(mod, ffi_name), [t.numpy() for t in torch_args]),
         "pybind11 extension": (getattr(ext, ext_name), torch_args),
         "TORCH_LIBRARY via torch.ops": (torch_op, torch_args),
@@ -124,6 +147,21 @@ def measure(table, repeat=7):
     """ns per call for every caller of one case, all measured in the same run."""
     return {name: ns_per_call(fn, args, repeat) for name, (fn, args) in table.items()}
 # [timing_harness.end]
+
+
+def without_exchange_api(arity=3):
+    """ns per call of the no-op with tvm_ffi.Tensor and with torch.Tensor arguments, measured
+    in a fresh process that tells tvm_ffi to ignore torch's exchange API."""
+    code = (f"import overhead_callers as oc, torch, tvm_ffi\n"
+            f"mod = tvm_ffi.load_module(str(oc.BUILD / 'liboverhead.so'))\n"
+            f"args = [torch.zeros(4) for _ in range({arity})]\n"
+            f"fn = mod.overhead_noop{arity}_cpu\n"
+            f"print(oc.ns_per_call(fn, [tvm_ffi.from_dlpack(t) for t in args]), oc.ns_per_call(fn, args))")
+    env = {**os.environ, "TVM_FFI_SKIP_DLPACK_C_EXCHANGE_API": "1"}
+    done = subprocess.run([sys.executable, "-c", code], cwd=HERE, env=env, capture_output=True, text=True,
+                          check=True)
+    baseline, torch_tensors = map(float, done.stdout.split())
+    return {"tvm_ffi + tvm_ffi.Tensor": baseline, "tvm_ffi + torch.Tensor": torch_tensors}
 
 
 def load_all():

@@ -42,8 +42,8 @@ def sample_inputs(device, n):
 
 def test_every_bridge_is_there(oc, libs):
     names = set(oc.callers(1, *libs))
-    expected = {BASELINE, "tvm_ffi + torch.Tensor", "tvm_ffi + numpy", "pybind11 extension",
-                "TORCH_LIBRARY via torch.ops", "torch.library.custom_op", "ctypes, raw pointers"}
+    expected = {BASELINE, "tvm_ffi + torch.Tensor", "tvm_ffi + __dlpack__ only", "tvm_ffi + numpy",
+                "pybind11 extension", "TORCH_LIBRARY via torch.ops", "torch.library.custom_op", "ctypes, raw pointers"}
     assert expected <= names
     if importlib.util.find_spec("nanobind") is not None:
         assert {"nanobind + torch.Tensor", "nanobind + numpy"} <= names
@@ -79,6 +79,26 @@ def test_tvm_ffi_tensor_beats_python_custom_op(oc, libs):
     table = oc.callers(3, *libs)
     fast = oc.ns_per_call(*table[BASELINE], repeat=5, seconds=0.005)
     slow = oc.ns_per_call(*table["torch.library.custom_op"], repeat=5, seconds=0.005)
+    assert fast < slow
+
+
+def test_dlpack_only_wrapper_hides_the_exchange_api(oc):
+    wrapped = oc.DLPackOnly(torch.arange(3.0))
+    assert not hasattr(type(wrapped), "__dlpack_c_exchange_api__")
+    torch.testing.assert_close(torch.from_dlpack(wrapped), torch.arange(3.0))
+
+
+def test_measure_without_exchange_api(oc, libs):
+    ns = oc.without_exchange_api(1)
+    assert set(ns) == {BASELINE, "tvm_ffi + torch.Tensor"}
+    assert all(math.isfinite(t) and t > 0 for t in ns.values()), ns
+
+
+@pytest.mark.timing  # compares two timings: run alone (make test's serial pass)
+def test_exchange_api_beats_python_dlpack_call(oc, libs):
+    table = oc.callers(8, *libs)
+    fast = oc.ns_per_call(*table["tvm_ffi + torch.Tensor"], repeat=5, seconds=0.005)
+    slow = oc.ns_per_call(*table["tvm_ffi + __dlpack__ only"], repeat=5, seconds=0.005)
     assert fast < slow
 
 
