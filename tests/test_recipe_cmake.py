@@ -52,3 +52,37 @@ def test_cuda_architectures_are_set_one_way():
         text = (folder / "CMakeLists.txt").read_text()
         if "enable_language(CUDA)" in text:
             assert 'set(CMAKE_CUDA_ARCHITECTURES 80 90 CACHE STRING "GPU architectures to compile for")' in text, folder.name
+
+
+WHEEL_TEMPLATES = {"13": ROOT / "cookbook/13-wheel-packaging/template", "22": ROOT / "cookbook/22-cuda-wheel/template",
+                   "new": ROOT / "python/ffi_cookbook/templates/newlib"}
+
+
+def _cmake_lines(folder, package):
+    """The template's CMake lines without comments, the package name written as @name@."""
+    text = (folder / "CMakeLists.txt").read_text().replace(package, "@name@")
+    lines = (line.split("  #")[0].strip() for line in text.splitlines())  # trailing comments too
+    return {line for line in lines if line and not line.startswith("#")}
+
+
+def test_wheel_templates_agree():
+    """Recipe 13's and 22's templates and the one `ffi-cookbook new` writes find tvm_ffi, link
+    and install the same way; the two with CUDA compile for the same GPUs, cudart linked in."""
+    lines = {key: _cmake_lines(folder, package) for (key, folder), package
+             in zip(WHEEL_TEMPLATES.items(), ("mykernels", "gpukernels", "@name@"))}
+    shared = {
+        "set(CMAKE_CXX_VISIBILITY_PRESET hidden)",
+        "find_package(Python COMPONENTS Interpreter REQUIRED)",
+        'execute_process(COMMAND "${Python_EXECUTABLE}" -m tvm_ffi.config --cmakedir',
+        "find_package(tvm_ffi CONFIG REQUIRED)",
+        "tvm_ffi_configure_target(@name@)",
+        "install(TARGETS @name@ LIBRARY DESTINATION @name@)",
+        "set_target_properties(@name@ PROPERTIES BUILD_WITH_INSTALL_RPATH ON)",
+    }
+    for key, found in lines.items():
+        assert shared <= found, (key, shared - found)
+    cuda = {'set(CMAKE_CUDA_ARCHITECTURES 80-real 90-real 100 CACHE STRING "GPU architectures to compile for")',
+            "set(CMAKE_CUDA_VISIBILITY_PRESET hidden)",
+            "set_target_properties(@name@ PROPERTIES CUDA_RUNTIME_LIBRARY Static)"}
+    for key in ("22", "new"):
+        assert cuda <= lines[key], (key, cuda - lines[key])
