@@ -3,9 +3,10 @@
 The build goes out of tree (``build_dir_for``); ``$RECIPE_BUILD_DIR`` tells a test that
 does not import ``cookbook_build`` (recipe 01's) where it is. A wheel template (recipes 13
 and 22) has no include/ in the checkout (its zip carries the helper headers): pip's builds
-of it get the checkout's include/ through scikit-build-core's ``CMAKE_ARGS``.
+of it get the checkout's include/ through the compilers' ``CPATH``, as ``cmake_build`` does.
 """
 
+import os
 from pathlib import Path
 
 import pytest
@@ -22,8 +23,7 @@ def _recipe_built(request):
     if not (folder / "CMakeLists.txt").is_file():
         with pytest.MonkeyPatch.context() as patch:
             if (folder / "template").is_dir() and not (folder / "template" / "include").is_dir():
-                patch.setenv("CMAKE_ARGS", f"-DCMAKE_CXX_STANDARD_INCLUDE_DIRECTORIES={INCLUDE} "
-                                           f"-DCMAKE_CUDA_STANDARD_INCLUDE_DIRECTORIES={INCLUDE}")
+                patch.setenv("CPATH", os.pathsep.join(filter(None, [str(INCLUDE), os.environ.get("CPATH")])))
             yield
         return
     build = cmake_build(folder, verbose=False)

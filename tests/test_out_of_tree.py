@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from ffi_cookbook.build import BUILD_DIR_ENV, build_dir_for, cmake_build
+from ffi_cookbook.build import BUILD_DIR_ENV, build_dir_for, checkout_environment, cmake_build, cmake_commands
 from ffi_cookbook.testing import build_dir
 
 RECIPE = Path("cookbook") / "02-tensor-and-view"  # its notebook also writes a generated source
@@ -34,6 +34,25 @@ def test_other_folders_build_in_their_own_build_folder(root, monkeypatch, tmp_pa
     monkeypatch.setenv(BUILD_DIR_ENV, str(root / "_build"))
     generated = root / "_build" / "recipes" / "02-tensor-and-view"
     assert build_dir_for(generated) == generated / "build"
+
+
+def test_checkout_helper_headers_come_from_the_environment(root, monkeypatch, tmp_path):
+    """A checkout folder without include/ gets the checkout's through CPATH and its prefix map
+    through the flags CMake starts from; the command lines stay the reader's."""
+    monkeypatch.delenv("CPATH", raising=False)
+    monkeypatch.setenv("CXXFLAGS", "-O1")
+    folder = root / "docs" / "guides" / "code"
+    mapping = f"-ffile-prefix-map={root / 'include'}/="
+    extra, env = checkout_environment(folder, ["-DX=1"])
+    assert extra == ["-DX=1"]
+    assert env == {"CPATH": str(root / "include"), "CXXFLAGS": f"-O1 {mapping}", "CUDAFLAGS": mapping}
+    extra, env = checkout_environment(folder, ["-DCMAKE_CXX_FLAGS=-fsanitize=address"])
+    assert extra == [f"-DCMAKE_CXX_FLAGS=-fsanitize=address {mapping}"] and "CXXFLAGS" not in env
+    copy = tmp_path / "code"
+    copy.mkdir()
+    assert checkout_environment(copy, ["-DX=1"]) == (["-DX=1"], {})
+    configure, build = cmake_commands(folder, tmp_path / "b")
+    assert not [arg for arg in configure if "include" in arg.lower() or "FLAGS" in arg]
 
 
 def test_cmake_build_prints_commands_a_reader_can_type(tmp_path, monkeypatch, capsys):

@@ -18,7 +18,7 @@ import sys
 import textwrap
 from pathlib import Path
 
-from ffi_cookbook.build import build_dir_for, cmake_commands
+from ffi_cookbook.build import build_dir_for, cmake_build
 from ffi_cookbook.testing import gcc_runtime, nvidia_wheel_file
 
 HERE = Path(__file__).resolve().parent
@@ -38,8 +38,7 @@ def build_demos(sanitize: str = "") -> Path:
     if sanitize:  # CMake's own flag variables; nvcc code is not instrumented: no CUDA compiler
         flags += [f"-DCMAKE_CXX_FLAGS=-fsanitize={sanitize} -fno-omit-frame-pointer",
                   f"-DCMAKE_SHARED_LINKER_FLAGS=-fsanitize={sanitize}", "-DCMAKE_CUDA_COMPILER=OFF"]
-    for cmd in cmake_commands(HERE, build, *flags):
-        subprocess.run(cmd, check=True, capture_output=True, text=True)
+    cmake_build(HERE, *flags, verbose=False, build_dir=build)
     return build / "libcrash_demos.so"
 # [build_demos.end]
 

@@ -78,53 +78,34 @@ def cmake_commands(folder: Path, build_dir: Path, *extra: str) -> list[list[str]
     # `cmake -S . -B build`) keeps its generator, which CMake refuses to change.
     if shutil.which("ninja") and not (Path(build_dir) / "CMakeCache.txt").exists():
         configure += ["-G", "Ninja"]
-    # A recipe folder of the checkout has no include/ of its own (its zip carries the helper
-    # headers it includes): its compiles get the checkout's include/ from outside.
-    checkout = checkout_root(folder)
-    if checkout is not None and not (Path(folder) / "include").is_dir():
-        include = checkout / "include"
-        configure += [f"-DCMAKE_CXX_STANDARD_INCLUDE_DIRECTORIES={include}",
-                      f"-DCMAKE_CUDA_STANDARD_INCLUDE_DIRECTORIES={include}"]
-        # The recipe's own prefix map (tvm_ffi_configure_target) covers its folder only:
-        # map the checkout's include/ too, so tracebacks name ffi_cookbook/<header>, as in
-        # a downloaded copy, not this machine's absolute path.
-        extra = _with_prefix_map(list(extra), Path(build_dir), f"-ffile-prefix-map={include}/=")
     return [configure + list(extra), ["cmake", "--build", str(build_dir)]]
 
 
-def _cached_flags(build_dir: Path, name: str) -> str | None:
-    """``name``'s value in ``build_dir``'s CMakeCache.txt; None where it is not there."""
-    try:
-        lines = (build_dir / "CMakeCache.txt").read_text().splitlines()
-    except OSError:
-        return None
-    for line in lines:
-        if line.startswith(name + ":"):
-            return line.partition("=")[2]
-    return None
+def checkout_environment(folder: Path, extra: list[str]) -> tuple[list[str], dict[str, str]]:
+    """``extra`` and the environment a build of ``folder`` needs besides its own files.
 
-
-def _with_prefix_map(extra: list[str], build_dir: Path, mapping: str) -> list[str]:
-    """``extra`` with ``mapping`` added to CMAKE_CXX_FLAGS and CMAKE_CUDA_FLAGS.
-
-    The flags ``extra`` sets are kept (the sanitizer run passes CMAKE_CXX_FLAGS); where it
-    sets none, those CMake would start from: the build folder's cache, else $CXXFLAGS /
-    $CUDAFLAGS (which a -D value replaces)."""
-    for lang, env in (("CXX", "CXXFLAGS"), ("CUDA", "CUDAFLAGS")):
+    A folder of the checkout without an include/ of its own (its zip carries the helper
+    headers it includes) compiles against the checkout's include/, found through the
+    compilers' ``CPATH``. Its tracebacks name ``ffi_cookbook/<header>``, as in a downloaded
+    copy, through a prefix map in the flags CMake starts from (``$CXXFLAGS`` and
+    ``$CUDAFLAGS``, or a ``-DCMAKE_<LANG>_FLAGS`` in ``extra``, which replaces those).
+    Elsewhere: ``extra`` as it is and no additions.
+    """
+    checkout = checkout_root(folder)
+    if checkout is None or (Path(folder) / "include").is_dir():
+        return list(extra), {}
+    include = str(checkout / "include")
+    mapping = f"-ffile-prefix-map={include}/="
+    env = {"CPATH": os.pathsep.join(filter(None, [include, os.environ.get("CPATH")]))}
+    extra = list(extra)
+    for lang, variable in (("CXX", "CXXFLAGS"), ("CUDA", "CUDAFLAGS")):
         name = f"CMAKE_{lang}_FLAGS"
         given = [i for i, arg in enumerate(extra) if arg.startswith((f"-D{name}=", f"-D{name}:"))]
         if given:
-            i = given[-1]
-            flags = extra[i].partition("=")[2]
-            del extra[i]
+            extra[given[-1]] += f" {mapping}"
         else:
-            flags = _cached_flags(build_dir, name)
-            if flags is None:
-                flags = os.environ.get(env, "")
-        if mapping not in flags.split():
-            flags = f"{flags} {mapping}".strip()
-        extra.append(f"-D{name}={flags}")
-    return extra
+            env[variable] = f"{os.environ.get(variable, '')} {mapping}".strip()
+    return extra, env
 
 
 def _relative(match: re.Match) -> str:
@@ -162,11 +143,13 @@ def cmake_build(folder: str | Path = ".", *extra: str, verbose: bool = True,
     """
     folder = Path(folder).resolve()
     build_dir = build_dir_for(folder) if build_dir is None else Path(build_dir).resolve()
+    extra_args, additions = checkout_environment(folder, list(extra))
+    env = {**os.environ, **additions}
     with _one_at_a_time(build_dir):
-        for cmd in cmake_commands(folder, build_dir, *extra):
+        for cmd in cmake_commands(folder, build_dir, *extra_args):
             if verbose:
                 print("$", _shown(cmd))
-            done = subprocess.run(cmd, capture_output=True, text=True)
+            done = subprocess.run(cmd, capture_output=True, text=True, env=env)
             if done.returncode != 0:
                 raise subprocess.CalledProcessError(done.returncode, cmd, done.stdout, done.stderr)
     return build_dir
