@@ -146,6 +146,10 @@ ffi::Tensor MakeTensor(ffi::Shape shape, ffi::Optional<ffi::Shape> strides, int6
   // Exactly the bytes the elements take (packed when narrower than a byte),
   // so that a read past them is a heap overflow AddressSanitizer reports.
   TVM_FFI_CHECK(below < (int64_t{1} << 40) && above < (int64_t{1} << 40), ValueError) << "too large";
+  // The fields DLDataType can hold (uint8 code and bits, uint16 lanes), checked before bits * lanes.
+  TVM_FFI_CHECK(code >= 0 && code < 256 && bits > 0 && bits < 256 && lanes > 0 && lanes < 65536,
+                ValueError)
+      << "dtype";
   int64_t bits_each = bits * lanes, span = numel == 0 ? 0 : below + above + 1;
   TVM_FFI_CHECK(bits_each > 0 && span <= (int64_t{1} << 34) / bits_each, ValueError) << "too large";
   int64_t bytes = (span * bits_each + 7) / 8;
