@@ -3,7 +3,7 @@
 The build goes out of tree (``build_dir_for``); ``$RECIPE_BUILD_DIR`` tells a test that
 does not import ``cookbook_build`` (recipe 01's) where it is. A wheel template (recipes 13
 and 22) has no include/ in the checkout (its zip carries the helper headers): pip's builds
-of it get the checkout's include/ through the compilers' ``CPATH``, as ``cmake_build`` does.
+of it get the checkout's include/ through ``$CXXFLAGS``, as ``cmake_build``'s do.
 """
 
 import os
@@ -23,7 +23,8 @@ def _recipe_built(request):
     if not (folder / "CMakeLists.txt").is_file():
         with pytest.MonkeyPatch.context() as patch:
             if (folder / "template").is_dir() and not (folder / "template" / "include").is_dir():
-                patch.setenv("CPATH", os.pathsep.join(filter(None, [str(INCLUDE), os.environ.get("CPATH")])))
+                for variable in ("CXXFLAGS", "CUDAFLAGS"):
+                    patch.setenv(variable, f"{os.environ.get(variable, '')} -I{INCLUDE}".strip())
             yield
         return
     build = cmake_build(folder, verbose=False)

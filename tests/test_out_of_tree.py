@@ -37,17 +37,17 @@ def test_other_folders_build_in_their_own_build_folder(root, monkeypatch, tmp_pa
 
 
 def test_checkout_helper_headers_come_from_the_environment(root, monkeypatch, tmp_path):
-    """A checkout folder without include/ gets the checkout's through CPATH and its prefix map
-    through the flags CMake starts from; the command lines stay the reader's."""
-    monkeypatch.delenv("CPATH", raising=False)
+    """A checkout folder without include/ gets the checkout's, and a prefix map for it, through
+    the flags CMake starts from; the command lines stay the reader's."""
     monkeypatch.setenv("CXXFLAGS", "-O1")
+    monkeypatch.delenv("CUDAFLAGS", raising=False)
     folder = root / "docs" / "guides" / "code"
-    mapping = f"-ffile-prefix-map={root / 'include'}/="
+    flags = f"-I{root / 'include'} -ffile-prefix-map={root / 'include'}/="
     extra, env = checkout_environment(folder, ["-DX=1"])
     assert extra == ["-DX=1"]
-    assert env == {"CPATH": str(root / "include"), "CXXFLAGS": f"-O1 {mapping}", "CUDAFLAGS": mapping}
+    assert env == {"CXXFLAGS": f"-O1 {flags}", "CUDAFLAGS": flags}
     extra, env = checkout_environment(folder, ["-DCMAKE_CXX_FLAGS=-fsanitize=address"])
-    assert extra == [f"-DCMAKE_CXX_FLAGS=-fsanitize=address {mapping}"] and "CXXFLAGS" not in env
+    assert extra == [f"-DCMAKE_CXX_FLAGS=-fsanitize=address {flags}"] and env == {"CUDAFLAGS": flags}
     copy = tmp_path / "code"
     copy.mkdir()
     assert checkout_environment(copy, ["-DX=1"]) == (["-DX=1"], {})

@@ -85,26 +85,27 @@ def checkout_environment(folder: Path, extra: list[str]) -> tuple[list[str], dic
     """``extra`` and the environment a build of ``folder`` needs besides its own files.
 
     A folder of the checkout without an include/ of its own (its zip carries the helper
-    headers it includes) compiles against the checkout's include/, found through the
-    compilers' ``CPATH``. Its tracebacks name ``ffi_cookbook/<header>``, as in a downloaded
-    copy, through a prefix map in the flags CMake starts from (``$CXXFLAGS`` and
-    ``$CUDAFLAGS``, or a ``-DCMAKE_<LANG>_FLAGS`` in ``extra``, which replaces those).
+    headers it includes) compiles against the checkout's include/, with a prefix map so
+    that its tracebacks name ``ffi_cookbook/<header>`` as in a downloaded copy. Both go
+    into the flags CMake starts from when it configures a new folder: ``$CXXFLAGS`` and
+    ``$CUDAFLAGS``, or a ``-DCMAKE_<LANG>_FLAGS`` in ``extra``, which replaces those. So
+    the command lines stay the reader's, and compile_commands.json still holds every flag.
     Elsewhere: ``extra`` as it is and no additions.
     """
     checkout = checkout_root(folder)
     if checkout is None or (Path(folder) / "include").is_dir():
         return list(extra), {}
-    include = str(checkout / "include")
-    mapping = f"-ffile-prefix-map={include}/="
-    env = {"CPATH": os.pathsep.join(filter(None, [include, os.environ.get("CPATH")]))}
+    include = checkout / "include"
+    flags = f"-I{include} -ffile-prefix-map={include}/="
+    env = {}
     extra = list(extra)
     for lang, variable in (("CXX", "CXXFLAGS"), ("CUDA", "CUDAFLAGS")):
         name = f"CMAKE_{lang}_FLAGS"
         given = [i for i, arg in enumerate(extra) if arg.startswith((f"-D{name}=", f"-D{name}:"))]
         if given:
-            extra[given[-1]] += f" {mapping}"
+            extra[given[-1]] += f" {flags}"
         else:
-            env[variable] = f"{os.environ.get(variable, '')} {mapping}".strip()
+            env[variable] = f"{os.environ.get(variable, '')} {flags}".strip()
     return extra, env
 
 
