@@ -55,9 +55,6 @@ def _execute_one(path: str, notebook, recipe: str | None, timeout: int, allow_er
     if recipe is None:
         from jupyter_cache.executors.utils import single_nb_execution
 
-        from ffi_cookbook.build import RECIPE_BUILD_ENV, build_dir_for
-
-        os.environ[RECIPE_BUILD_ENV] = str(build_dir_for(Path(path).parent))  # the kernel inherits it
         result = single_nb_execution(notebook, cwd=str(Path(path).parent), timeout=timeout,
                                      allow_errors=allow_errors, meta_override=True)
         if result.err is not None:

@@ -91,6 +91,7 @@ def test_recipe_tests_and_notebook_leave_the_tree_as_it_was(root, tmp_path):
                 [sys.executable, "tools/run_notebook.py", str(RECIPE / "notebook.md")]):
         done = subprocess.run(cmd, cwd=root, env=env, capture_output=True, text=True)
         assert done.returncode == 0, f"{cmd}\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
-    built = tmp_path / "cmake" / RECIPE
-    assert (built / "libtensor_view.so").is_file() and (built / "view_of_temporary.cc").is_file()
+    assert (tmp_path / "cmake" / RECIPE / "libtensor_view.so").is_file()  # the tests' build
+    # The notebook ran in a copy of the folder under the build root, and wrote there.
+    assert (tmp_path / "notebook-runs" / RECIPE.name / "build" / "view_of_temporary.cc").is_file()
     assert untracked_files(root) == before

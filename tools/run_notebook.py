@@ -2,14 +2,17 @@
 
     python tools/run_notebook.py cookbook/02-tensor-view/notebook.md [more.md ...]
 
-Each notebook runs in its own folder (as myst-nb does with
-``nb_execution_in_temp = False``). Cells tagged ``raises-exception`` may raise;
-any other error stops with the cell's traceback and a non-zero exit.
+A page's notebook runs in its own folder (as myst-nb does with
+``nb_execution_in_temp = False``); a recipe's in a fresh copy of its zip's files under the
+build root (``<build>/notebook-runs/NN-slug``), as a reader runs it in a copy of theirs,
+so what it builds and writes stays out of the checkout. Cells tagged
+``raises-exception`` may raise; any other error stops with the cell's traceback and a
+non-zero exit.
 """
 
 from __future__ import annotations
 
-import os
+import shutil
 import sys
 import time
 from pathlib import Path
@@ -17,16 +20,28 @@ from pathlib import Path
 import jupytext
 import nbclient
 
-from ffi_cookbook.build import RECIPE_BUILD_ENV, build_dir_for
+from ffi_cookbook import recipes
+from ffi_cookbook.build import build_root, checkout_root
+
+
+def folder_to_run_in(path: Path) -> Path:
+    """The folder a notebook runs in: a recipe's, a fresh copy of its zip's files; a page's, its own."""
+    folder = path.parent
+    checkout = checkout_root(folder)
+    if checkout is None or folder.parent != checkout / "cookbook":
+        return folder
+    copy = build_root(checkout) / "notebook-runs" / folder.name
+    shutil.rmtree(copy, ignore_errors=True)
+    return recipes.write_recipe(folder.name, copy)  # the files of its zip
 
 
 def run(path: Path, timeout: int = 900) -> float:
-    """Execute one notebook in its folder; return the wall time in seconds."""
+    """Execute one notebook; return the wall time in seconds."""
     notebook = jupytext.read(path)
-    os.environ[RECIPE_BUILD_ENV] = str(build_dir_for(path.parent))  # the kernel inherits it
+    folder = folder_to_run_in(path)
     start = time.perf_counter()
     client = nbclient.NotebookClient(notebook, timeout=timeout, kernel_name="python3",
-                                     resources={"metadata": {"path": str(path.parent)}})
+                                     resources={"metadata": {"path": str(folder)}})
     client.execute()
     return time.perf_counter() - start
 

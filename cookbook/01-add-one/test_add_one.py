@@ -1,6 +1,5 @@
 """add_one: the built library matches NumPy and torch, and rejects bad input."""
 
-import os
 from pathlib import Path
 
 import numpy as np
@@ -13,11 +12,13 @@ DTYPES = [torch.float32, torch.float64]
 needs_cuda = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
 
 
+# The README's build: cmake -S . -B build, in this folder.
+LIBRARY = Path(__file__).resolve().parent / "build" / "libadd_one.so"
+
+
 @pytest.fixture(scope="module")
 def mod():
-    # The README's build: cmake -S . -B build, in this folder (the cookbook's own runs build elsewhere).
-    build = Path(__file__).resolve().parent / os.environ.get("RECIPE_BUILD_DIR", "build")
-    return tvm_ffi.load_module(str(build / "libadd_one.so"))
+    return tvm_ffi.load_module(str(LIBRARY))
 
 
 def sample_inputs(device, dtype, shape):

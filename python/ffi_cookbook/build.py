@@ -25,9 +25,6 @@ import sys
 from pathlib import Path
 
 BUILD_DIR_ENV = "FFI_COOKBOOK_BUILD_DIR"
-#: The build folder of the recipe a notebook or test runs for, set by the cookbook's own runs
-#: in a checkout, for recipe 01, which builds with plain cmake commands (``build`` otherwise).
-RECIPE_BUILD_ENV = "RECIPE_BUILD_DIR"
 
 
 def checkout_root(folder: str | Path) -> Path | None:
