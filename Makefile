@@ -145,6 +145,7 @@ takeaway-venv: venv ## start making the take-away venv (html does), in the backg
 	@$(OUT_OF_TREE) $(PY) -m tools.takeaway_venv $(abspath $(BUILD))/takeaway-venv > $(BUILD)/takeaway-venv.log 2>&1 &
 
 html: takeaway-venv runtime $(DOXYGEN_XML) ## the site alone, notebooks executed (incremental)
+	@mkdir -p $(BUILD) && touch $(DOCS_STAMP).next
 	$(call phase,site,begin)
 	$(SPHINX)
 	$(call phase,site,end)
@@ -160,6 +161,7 @@ docs: snippets ## the site with its snippet report (in _build/html)
 	$(call phase,site-report,begin)
 	$(SPHINX)
 	$(call phase,site-report,end)
+	@mv -f $(DOCS_STAMP).next $(DOCS_STAMP)
 	@echo "Site built: open $(abspath $(BUILD))/html/index.html (or run: make serve)"
 
 # Two passes: the tests that time nothing in parallel (-n; one file per worker, but the
@@ -169,7 +171,12 @@ docs: snippets ## the site with its snippet report (in _build/html)
 # The first pass runs tests/ only: each recipe's tests run there once, inside
 # tests/test_recipe_zips.py, from the recipe's zip in a fresh venv, exactly as its
 # README says (their junit file lands beside this one, so the table counts them).
-test: docs ## the site, then every test (the recipes' from the site build's runs)
+# `make docs` leaves a stamp as old as the start of its build; `make test` builds the site
+# again only when a file it is made from is newer (so `make docs; make test` builds it once).
+DOCS_STAMP := $(BUILD)/docs.stamp
+DOCS_SOURCES := docs cookbook conf tools include python runtime pyproject.toml Makefile
+DOCS_STALE = $(if $(wildcard $(DOCS_STAMP)),$(shell find $(DOCS_SOURCES) -newer $(DOCS_STAMP) -type f -print -quit),no stamp)
+test: $(if $(DOCS_STALE),docs,venv runtime) ## the site (unless up to date), then every test (the recipes' from the site build's runs)
 	$(call phase,tests,begin)
 	$(OUT_OF_TREE) $(PY) -m pytest -m "not timing" -n $(PYTEST_WORKERS) --dist loadgroup \
 	  --junitxml=$(TIMING)/pytest-parallel.xml tests
@@ -184,11 +191,9 @@ FUZZ_SEED ?= 0
 fuzz: runtime ## the fuzz of every export, 100,000 cases (FUZZ_SEED=0)
 	$(OUT_OF_TREE) $(PY) -m tests.fuzz --cases 100000 --seed $(FUZZ_SEED)
 
-# The recipe tests, the helper tests and the fuzz against builds made with
-# -DFFI_COOKBOOK_SANITIZE=address,undefined (under $(BUILD)/sanitize), with
+# The recipe tests, the helper tests and the fuzz against the recipe folders and the
+# probe built with -fsanitize=address,undefined (under $(BUILD)/sanitize), with
 # AddressSanitizer, UBSan and LeakSanitizer in every Python process; any report fails.
-# tests/test_sanitize.py (in `make test`) builds the sanitized library in the same folder,
-# so after `make test` it is up to date here.
 test-sanitize: venv ## recipe tests and fuzz against ASan/UBSan/LSan builds
 	$(call phase,sanitize,begin)
 	$(OUT_OF_TREE) $(PY) -m tests.sanitize --build $(abspath $(BUILD))/sanitize --workers $(PYTEST_WORKERS) \

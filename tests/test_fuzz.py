@@ -18,12 +18,11 @@ from pathlib import Path
 
 import pytest
 
-import ffi_cookbook
 from tests.fuzz.cases import BAD_VALUES, TENSOR_FAULTS, systematic_cases
 from tests.fuzz.exports import MAY_ABORT, Target
 from tests.fuzz.pool import Pool
-from tests.fuzz.run import (NEW_LIBRARY, default_libraries, describe, discover, fuzz, probe_library, systematic,
-                            systematic_targets)
+from tests.fuzz.run import (NEW_LIBRARY, built_variants, default_libraries, describe, discover, fuzz,
+                            probe_library, systematic, systematic_targets)
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -67,7 +66,7 @@ def test_every_export_survives_the_fuzz(libraries):
     targets, report, exits = _run(libraries, lambda targets, pool: fuzz(targets, pool, CASES, SEED))
     names = {t.name for t in targets}
     expected = {"add_one_cpu", "rms_norm_cpu", "throw_int_demo", "make_tensor", "nonzero_indices_cpu"}
-    if "cuda" in ffi_cookbook.variants():  # not in the sanitizer run's build (CUDA off)
+    if "cuda" in built_variants():  # not in the sanitizer run's build (CUDA off)
         expected.add("add_one_cuda")
     assert expected <= names
     assert not report.failures, "\n\n".join(describe(f) for f in report.failures)
@@ -161,7 +160,7 @@ def test_every_export_in_the_sources_is_fuzzed(libraries, pool):
     library is one the fuzz finds, or it is listed in NOT_FUZZED with its reason."""
     fuzzed = {t.name for t in discover(libraries, pool)}
     exports = source_exports()
-    variants = ffi_cookbook.variants()
+    variants = built_variants()
     missing = sorted(k for k in exports if k[1] not in fuzzed and k not in NOT_FUZZED
                      and not _excused(k[0], variants))
     assert not missing, (f"exports in no library the fuzz calls: {missing}; build them in a project "

@@ -7,29 +7,40 @@ runtimes in, and LeakSanitizer still reports a leak that is not Python's or torc
 
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
-from tests.sanitize import build_runtime, default_build, rpath_dlopen_folders, sanitizer_env
+from ffi_cookbook.build import cmake_build
+from tests.sanitize import FLAGS, rpath_dlopen_folders, sanitizer_env
+from tests.sanitize.__main__ import NOTHING_INSTRUMENTED
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture(scope="module")
 def sanitized_build(tmp_path_factory):
-    """A build root whose runtime/ is `make test-sanitize`'s sanitized library, reports kept apart.
-
-    The library is built where `make test-sanitize` builds it, which then finds it up to date."""
-    library = build_runtime(default_build())
+    """A build root with recipe 01's library built as the run builds every recipe folder,
+    and the folder the reports go to."""
     build = tmp_path_factory.mktemp("asan")
-    (build / "runtime").symlink_to(library.parent, target_is_directory=True)
+    cmake_build(ROOT / "cookbook" / "01-add-one", *FLAGS, verbose=False, build_dir=build / "add-one")
     (build / "reports").mkdir()
     return build
 
 
 def test_library_is_instrumented(sanitized_build):
-    symbols = subprocess.run(["nm", "-D", "--undefined-only", str(sanitized_build / "runtime" / "libffi_cookbook.so")],
+    symbols = subprocess.run(["nm", "-D", "--undefined-only", str(sanitized_build / "add-one" / "libadd_one.so")],
                              capture_output=True, text=True, check=True).stdout
     assert "__asan_report_load4" in symbols or "__asan_loadN" in symbols
     assert "__ubsan_handle" in symbols
+
+
+def test_left_out_tests_exist():
+    """Each test the run leaves out (nothing instrumented runs in it) is still there."""
+    for node in NOTHING_INSTRUMENTED:
+        path, _, name = node.partition("::")
+        assert (ROOT / path).exists(), node
+        assert not name or f"def {name}(" in (ROOT / path).read_text(), node
 
 
 def run_sanitized(build, root, script):
@@ -50,13 +61,17 @@ def reports_of(build, pid_file):
 
 
 def test_kernels_run_clean_under_sanitizers(sanitized_build, root):
-    script = ("import os, ffi_cookbook, torch; m = ffi_cookbook.load(); "
+    library = sanitized_build / "add-one" / "libadd_one.so"
+    script = ("import os, tvm_ffi, torch; "
+              f"m = tvm_ffi.load_module({str(library)!r}); "
               "x = torch.arange(1000, dtype=torch.float32); y = torch.empty_like(x); m.add_one_cpu(x, y); "
-              "assert (y == x + 1).all(); print(ffi_cookbook.library_path(), 'LD_PRELOAD' in os.environ)")
+              "assert (y == x + 1).all(); print(os.getpid(), 'LD_PRELOAD' in os.environ)")
     done = run_sanitized(sanitized_build, root, script)
     assert done.returncode == 0, done.stderr[-3000:]
-    # Loaded the sanitized library; the runtimes are not passed on to the build tools it may run.
-    assert done.stdout.split() == [str((sanitized_build / "runtime" / "libffi_cookbook.so").resolve()), "False"]
+    pid, preload = done.stdout.split()
+    # The runtimes are not passed on to the build tools the process may run.
+    assert preload == "False"
+    assert reports_of(sanitized_build, pid) == ""
 
 
 def test_leak_sanitizer_reports_a_leak_that_is_not_pythons(sanitized_build, root):

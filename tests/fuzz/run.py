@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import zlib
 from pathlib import Path
 
@@ -13,8 +14,8 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def default_libraries() -> list[Path]:
-    """The recipe library, each recipe folder's own libraries, and those of the other CMake
-    projects the site or the tests build (projects()).
+    """The recipe library (not in the sanitizer run), each recipe folder's own libraries,
+    and those of the other CMake projects the site or the tests build (projects()).
 
     A recipe's are those the site build made when it ran the recipe's zip, if that zip
     holds the recipe as it is now (tools/recipe_runs.build_of_run): the same sources and
@@ -27,7 +28,7 @@ def default_libraries() -> list[Path]:
     from tools.recipe_runs import RUNS, build_of_run
     from tools.takeaway_venv import inputs_key
 
-    libraries = [ffi_cookbook.library_path()]
+    libraries = [] if sanitized_run() else [ffi_cookbook.library_path()]
     root = build_root(ROOT)
     key = inputs_key() if (root / RUNS).is_dir() else None  # the venv of today's runs
     for folder in projects():
@@ -59,6 +60,19 @@ def new_library_copy() -> Path:
         shutil.rmtree(dest, ignore_errors=True)
         write_files(files, dest)
     return dest
+
+
+def sanitized_run() -> bool:
+    """In the sanitizer run (tests/sanitize), which builds the recipe folders but not the
+    recipe library: its sources are the folders' own, built there with the sanitizers."""
+    return bool(os.environ.get("FFI_COOKBOOK_SANITIZER_PRELOAD"))
+
+
+def built_variants() -> list[str]:
+    """The device variants of the libraries the fuzz calls (the sanitizer run's: CPU only)."""
+    import ffi_cookbook
+
+    return ["cpu"] if sanitized_run() else ffi_cookbook.variants()
 
 
 def projects() -> list[Path]:
@@ -112,7 +126,8 @@ def systematic(targets: list[Target], pool: Pool, may_abort: set[str] = MAY_ABOR
 def systematic_targets(targets: list[Target], may_abort: set[str] = MAY_ABORT) -> list[Target]:
     """The targets of the systematic pass: each export once by name and signature (a recipe
     folder's library and the recipe library compile the same source; the first library
-    listed, the recipe library, is called), none allowed to abort."""
+    listed is called: the recipe library, or in the sanitizer run a folder's), none allowed
+    to abort."""
     seen, chosen = set(), []
     for t in targets:
         if t.name not in may_abort and (t.name, t.kinds) not in seen:

@@ -1,10 +1,11 @@
 """Sanitizer runs: the build flags and the environment of `make test-sanitize`.
 
-Builds the recipe library, every recipe folder and the probe with
-``-fsanitize=address,undefined`` (CMake's flag variables) into their own folders under
-``--build`` (CUDA off: nvcc code is not instrumented and needs no GPU-less
-check twice), then runs pytest with AddressSanitizer, UBSan and LeakSanitizer
-in every Python process. Any sanitizer report fails the run.
+Builds every recipe folder and the probe with ``-fsanitize=address,undefined``
+(CMake's flag variables) into their own folders under ``--build`` (CUDA off: nvcc
+code is not instrumented and needs no GPU-less check twice), then runs pytest with
+AddressSanitizer, UBSan and LeakSanitizer in every Python process. Any sanitizer
+report fails the run. The recipe library (runtime/) is not built: it compiles the
+recipe folders' own ``*_cpu.cc`` sources, which the folders' sanitized builds cover.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import os
 import re
 from pathlib import Path
 
-from ffi_cookbook.build import build_root, cmake_build
+from ffi_cookbook.build import build_root
 from ffi_cookbook.testing import gcc_runtime
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -22,7 +23,8 @@ HERE = Path(__file__).resolve().parent
 # The sanitizers come from outside every CMakeLists.txt: CMake's own flag variables, for the
 # C and C++ compiles and every link. CMAKE_CUDA_COMPILER=OFF keeps a recipe folder from
 # looking for nvcc (check_language(CUDA) skips a compiler already set; built_variants
-# reads OFF as "no CUDA"); FFI_COOKBOOK_CUDA/NVSHMEM=OFF does the same for the runtime.
+# reads OFF as "no CUDA"); FFI_COOKBOOK_CUDA/NVSHMEM=OFF does the same for the projects
+# built with the cookbook's CMake package (tests/probe) and the guides' code.
 SANITIZE = "-fsanitize=address,undefined -fno-omit-frame-pointer"
 FLAGS = [f"-DCMAKE_C_FLAGS={SANITIZE}", f"-DCMAKE_CXX_FLAGS={SANITIZE}",
          "-DCMAKE_SHARED_LINKER_FLAGS=-fsanitize=address,undefined",
@@ -35,15 +37,6 @@ REPORT = re.compile(r"ERROR: (AddressSanitizer|LeakSanitizer)|runtime error: |SU
 def default_build() -> Path:
     """Where `make test-sanitize` builds: ``sanitize`` in the checkout's build root."""
     return build_root(ROOT) / "sanitize"
-
-
-def build_runtime(build: Path) -> Path:
-    """Configure (once) and build the sanitized recipe library in ``<build>/runtime``.
-
-    tests/test_sanitize.py builds the same folder that `make test-sanitize` then finds up
-    to date, so `make test` followed by `make test-sanitize` compiles the library once.
-    """
-    return cmake_build(ROOT / "runtime", *FLAGS, verbose=False, build_dir=build / "runtime") / "libffi_cookbook.so"
 
 
 def rpath_dlopen_folders() -> list[str]:
@@ -69,7 +62,6 @@ def sanitizer_env(build: Path) -> dict:
         os.environ,
         **({"LD_LIBRARY_PATH": library_path} if library_path else {}),
         FFI_COOKBOOK_BUILD_DIR=str(build),
-        FFI_COOKBOOK_LIBRARY=str(build / "runtime" / "libffi_cookbook.so"),
         FFI_COOKBOOK_SANITIZER_PRELOAD=f"{gcc_runtime('libasan.so')}:{gcc_runtime('libubsan.so')}",
         # Python objects in malloc'd memory, where LeakSanitizer looks for pointers. With
         # CPython's own allocator they live in mmap'd arenas that LeakSanitizer does not scan,
