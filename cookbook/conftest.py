@@ -1,10 +1,10 @@
 """Build each recipe folder (the README's cmake commands) before its tests run.
 
-The build goes out of tree (``build_dir_for``); a test that names its library as the
-README builds it, ``LIBRARY = <folder>/build/libX.so`` (recipe 01's), is pointed there. A wheel template (recipes 13
-and 22) has no include/ in the checkout (its zip carries the helper headers): pip's builds
-of it get the checkout's include/ through the same environment as ``cmake_build``'s
-(``checkout_environment``).
+The build goes out of tree (``build_dir_for``); a test that names its library where the
+README builds it, ``LIBRARY = <folder>/build/libX.so`` (recipe 01's), is pointed there. A
+wheel template (recipes 13 and 22) has no include/ in the checkout (its zip carries the
+helper headers): pip's builds of it get the checkout's include/ through the same
+environment as ``cmake_build``'s (``checkout_environment``).
 """
 
 from pathlib import Path

@@ -22,7 +22,7 @@ from tests.fuzz.cases import BAD_VALUES, TENSOR_FAULTS, systematic_cases
 from tests.fuzz.exports import MAY_ABORT, Target
 from tests.fuzz.pool import Pool
 from tests.fuzz.run import (NEW_LIBRARY, built_variants, default_libraries, describe, discover, fuzz,
-                            probe_library, systematic, systematic_targets)
+                            probe_library, sanitized_run, systematic, systematic_targets)
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -89,7 +89,7 @@ def test_the_systematic_pass_puts_every_bad_value_in_every_parameter():
     assert (("valid", 0), ("valid", 1)) in cases and (("valid", 0), ("valid", 1), ("valid", 2), ("int", 1)) in cases
 
 
-@pytest.mark.skipif(bool(os.environ.get("FFI_COOKBOOK_SANITIZER_PRELOAD")),
+@pytest.mark.skipif(sanitized_run(),
                     reason="a planted crash: under the sanitizers UBSan reports it first, as it should")
 def test_the_systematic_pass_finds_a_none_callback_crash(pool):
     """The probe's export that calls its callback without checking it is found with None."""

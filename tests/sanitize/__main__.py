@@ -69,10 +69,9 @@ def main() -> int:
         opts.pytest_args = ["cookbook", "tests/test_helpers.py", "tests/test_fuzz.py",
                             *(f"--deselect={node}" if "::" in node else f"--ignore={node}"
                               for node in NOTHING_INSTRUMENTED)]
-    build = opts.build.resolve()
-    if any(a.startswith(("--deselect=", "--ignore=")) for a in opts.pytest_args):
         print(f"left out, nothing instrumented runs in them: {len(NOTHING_INSTRUMENTED)} "
               "(tests/sanitize/__main__.py, NOTHING_INSTRUMENTED)")
+    build = opts.build.resolve()
     start = time.monotonic()
     build_all(build)
     built = time.monotonic()
