@@ -155,3 +155,55 @@ def test_tracebacks_name_sources_that_the_notebook_folder_does_not_resolve(root)
     for name in names:
         assert not os.path.isabs(name), name
         assert not (folder / name).exists(), f"{name} resolves from the recipe folder"
+
+
+# ------------------------------------------------------------ what the H200 run of 34fb164 found
+
+def test_on_a_gpu_box_the_plan_is_made_with_the_gpus_hidden(monkeypatch):
+    """With the GPU visible no GPU skip mark holds, and the plan found none of the GPU tests."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))
+    import gpu_check
+
+    seen = {}
+
+    def fake_run(cmd, env=None, **kwargs):
+        seen.update(cmd=cmd, env=env)
+        return subprocess.CompletedProcess(cmd, 0, stdout='{"tests": {}}', stderr="")
+
+    monkeypatch.setattr(gpu_check.subprocess, "run", fake_run)
+    assert gpu_check.plan_without_gpus() == {"tests": {}}
+    assert seen["cmd"][-2:] == ["--plan", "--json"] and seen["env"]["CUDA_VISIBLE_DEVICES"] == ""
+
+    planned = object()
+    monkeypatch.setattr(gpu_check, "gpu_here", lambda: True)
+    monkeypatch.setattr(gpu_check, "install_carried_wheels", lambda wheels: None)
+    monkeypatch.setattr(gpu_check, "drop_missing_launchers", lambda: None)
+    monkeypatch.setattr(gpu_check, "plan_without_gpus", lambda: planned)
+    monkeypatch.setattr(gpu_check, "plan", lambda: pytest.fail("the plan was made with the GPU visible"))
+    monkeypatch.setattr(gpu_check, "print_plan", lambda p: None)
+    monkeypatch.setattr(gpu_check, "summary", lambda p, where: "")
+    monkeypatch.setattr(gpu_check, "run_on_gpu", lambda p, args: 0 if p is planned else 1)
+    monkeypatch.setenv("PYTHONPATH", "")
+    assert gpu_check.main([]) == 0
+    # the box has no install of this package: its tests and notebooks import it from the source
+    assert os.environ["PYTHONPATH"].split(os.pathsep)[0] == str(gpu_check.ROOT / "python")
+
+
+def test_a_recipe_notebook_that_stops_keeps_its_cells_up_to_the_error(tmp_path):
+    """The GPU run kept no output of the notebooks that stopped, so the failing cell was unknown."""
+    import nbformat
+
+    from tools.recipe_runs import EXECUTE_NOTEBOOK
+
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell('print("first cell ran")'),
+                                         nbformat.v4.new_code_cell("assert 1 == 2, 'the second cell fails'"),
+                                         nbformat.v4.new_code_cell('print("never")')])
+    nbformat.write(nb, tmp_path / "notebook.ipynb")
+    executed = tmp_path / "executed.ipynb"
+    done = subprocess.run([sys.executable, "-c", EXECUTE_NOTEBOOK, str(executed), "60"], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode != 0
+    cells = nbformat.read(executed, as_version=4).cells
+    assert cells[0].outputs[0]["text"] == "first cell ran\n"
+    assert cells[1].outputs[0]["evalue"] == "the second cell fails"
+    assert not cells[2].outputs

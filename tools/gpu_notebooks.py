@@ -57,8 +57,11 @@ ANSI = re.compile(r"\x1b\[[0-9;]*m")  # terminal colours in nbclient's error tex
 
 
 def scrub_text(text: str) -> str:
-    """The GPU machine's checkout and home paths replaced: pages show no machine's paths."""
-    return text.replace(str(ROOT), "<checkout>").replace(str(Path.home()), "~")
+    """The GPU machine's checkout, interpreter and home paths replaced: pages show no machine's paths."""
+    import sysconfig
+
+    return (text.replace(sysconfig.get_paths()["purelib"], "<site-packages>").replace(f"{sys.prefix}/bin/", "")
+            .replace(str(ROOT), "<checkout>").replace(str(Path.home()), "~"))
 
 
 def scrub_paths(notebook) -> None:
@@ -103,16 +106,20 @@ def execute_recipe(name: str, build: Path, out: Path, stamp: dict) -> tuple[str,
     from tools.takeaway_venv import Venv
 
     data = recipes.zip_bytes(recipes.recipe_files(name), name)
+    executed = build / "gpu-check" / recipe_runs.RUNS / f"{name}.executed.ipynb"
+    executed.unlink(missing_ok=True)
     start = time.perf_counter()
     error = None
     try:
-        executed, _ = recipe_runs.run_from_zip(name, data, build / "gpu-check", Venv(Path(sys.prefix), 0.0),
-                                               timeout=600, key="gpu-check")
+        recipe_runs.run_from_zip(name, data, build / "gpu-check", Venv(Path(sys.prefix), 0.0),
+                                 timeout=600, key="gpu-check", readme=False)
         notebook = nbformat.read(executed, as_version=4)
     except AssertionError as err:  # a cell failed: recipe_runs reports the kernel's output
         lines = [line for line in ANSI.sub("", str(err)).splitlines() if line.strip()]
         error = scrub_text(next((line for line in reversed(lines) if "Error" in line), lines[-1]))[:500]
-        notebook = nbformat.reads(recipes.recipe_files(name)["notebook.ipynb"].decode(), as_version=4)
+        # the cells up to the failing one, its traceback included, when the notebook got that far
+        notebook = (nbformat.read(executed, as_version=4) if executed.is_file() else
+                    nbformat.reads(recipes.recipe_files(name)["notebook.ipynb"].decode(), as_version=4))
     seconds = round(time.perf_counter() - start, 1)
     scrub_paths(notebook)
     notebook.metadata["ffi_cookbook_gpu_run"] = dict(stamp, seconds=seconds, error=error)

@@ -43,14 +43,17 @@ RUNS = "recipe-runs"
 VERSION = 2
 
 # Runs in the take-away venv, in the recipe folder: executes the notebook, writes it
-# back executed, then prints what the GPU cells printed last (one line each).
+# back executed (up to the failing cell, with its error, when one fails), then prints
+# what the GPU cells printed last (one line each).
 EXECUTE_NOTEBOOK = r"""
 import json, sys, nbclient, nbformat
 nb = nbformat.read("notebook.ipynb", as_version=4)
-nbclient.NotebookClient(nb, timeout=int(sys.argv[2]), kernel_name="python3",
-                        resources={"metadata": {"path": "."}}).execute()
-if sys.argv[1] != "-":
-    nbformat.write(nb, sys.argv[1])
+try:
+    nbclient.NotebookClient(nb, timeout=int(sys.argv[2]), kernel_name="python3",
+                            resources={"metadata": {"path": "."}}).execute()
+finally:
+    if sys.argv[1] != "-":
+        nbformat.write(nb, sys.argv[1])
 gpu = []
 for cell in nb.cells:
     if cell.cell_type == "code" and any(k in cell.source for k in ("cuda.is_available()", "device_count()")):

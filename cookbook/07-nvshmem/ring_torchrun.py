@@ -76,7 +76,8 @@ def why_not_run(mod) -> str | None:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--n", type=int, default=1 << 20, help="floats per PE")
+    # Not "--n": torchrun takes it for an abbreviation of one of its own options and stops.
+    parser.add_argument("--floats", type=int, default=1 << 20, help="floats per PE")
     args = parser.parse_args(argv)
     dist.init_process_group("gloo")  # RANK, WORLD_SIZE, MASTER_ADDR/PORT come from torchrun
     rank, world = dist.get_rank(), dist.get_world_size()
@@ -97,7 +98,7 @@ def main(argv: list[str] | None = None) -> int:
     if len({p for _, p, _ in seen}) < world:
         reasons.add("two ranks would share one GPU (several nodes started on one machine)")
     if not reasons:
-        ring(mod, unique_id, args.n)
+        ring(mod, unique_id, args.floats)
         dist.barrier()
         if rank == 0:
             print(f"{world} PEs: every PE received its left neighbour's data", flush=True)

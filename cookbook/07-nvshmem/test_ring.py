@@ -124,7 +124,7 @@ def test_torchrun_ranks_receive_the_identical_unique_id():
 @needs_nvshmem
 def test_one_pe_under_torchrun():
     """One PE: PE 0 is its own right neighbour."""
-    done = torchrun("--standalone", "--nproc-per-node", "1", script_args=("--n", "4097"))
+    done = torchrun("--standalone", "--nproc-per-node", "1", script_args=("--floats", "4097"))
     assert done.returncode == 0, done.stderr[-3000:]
     assert "1 PEs: every PE received its left neighbour's data" in done.stdout
 

@@ -7,6 +7,7 @@
 //   a file), returned as a function that launches the named kernel.
 // Nothing touches the GPU before the arguments are checked, and a machine
 // without one gets a RuntimeError from the first CUDA call.
+#include <cuda_runtime_api.h>
 #include <tvm/ffi/extra/cuda/cubin_launcher.h>
 #include <tvm/ffi/extra/cuda/device_guard.h>
 #include <tvm/ffi/function.h>
@@ -50,7 +51,15 @@ void ScaleEmbedded(ffi::TensorView x, ffi::TensorView y, double factor) {
 ffi::Function LoadCubin(ffi::Bytes image, ffi::String kernel_name) {
   precompiled::CheckImage(image.data(), image.size(), "image");
   auto module = std::make_shared<ffi::CubinModule>(image);
-  auto kernel = std::make_shared<ffi::CubinKernel>(module->GetKernel(kernel_name.c_str()));
+  std::shared_ptr<ffi::CubinKernel> kernel;
+  try {
+    kernel = std::make_shared<ffi::CubinKernel>(module->GetKernel(kernel_name.c_str()));
+  } catch (...) {
+    // A name the image lacks leaves cudaErrorSymbolNotFound pending in the CUDA runtime:
+    // cleared here, or the caller's next CUDA call (a torch op) raises it as its own.
+    cudaGetLastError();
+    throw;
+  }
   // The function keeps the module loaded for as long as Python holds it.
   return ffi::Function::FromTyped([module, kernel](ffi::TensorView x, ffi::TensorView y, double factor) {
     Launch(*kernel, x, y, factor);

@@ -2,6 +2,7 @@
 machine; capture, replay, allocation under capture and launch times on a GPU."""
 
 import importlib.util
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -19,6 +20,7 @@ CUDA_EXPORTS = ["graph_axpy_cuda", "graph_axpy_null_stream_cuda", "graph_axpy_en
 def _load(file_name):
     spec = importlib.util.spec_from_file_location(Path(file_name).stem, HERE / file_name)
     module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # graph_demo.py imports axpy_op by name
     spec.loader.exec_module(module)
     return module
 
@@ -29,7 +31,7 @@ def axpy_op():
 
 
 @pytest.fixture(scope="module")
-def graph_demo():
+def graph_demo(axpy_op):
     return _load("graph_demo.py")
 
 
