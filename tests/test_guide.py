@@ -217,6 +217,22 @@ def test_anatomy_entries_compute_and_name_the_argument(mod, name):
         fn(np.zeros(3, np.int32), np.zeros(3, np.int32))
 
 
+@pytest.mark.parametrize("name, args", [("guide_twice", 2), ("guide_scale_into", 2), ("guide_scaled", 1),
+                                        ("guide_add_bias", 3)])
+def test_plain_entries_refuse_misaligned_data(mod, name, args):
+    """Floats that start one byte into a buffer: the plain tvm_ffi entries check the alignment
+    (the sanitizer run's fuzz found loads of misaligned floats before they did)."""
+    misaligned = np.frombuffer(np.zeros(17, np.uint8).data, np.float32, count=4, offset=1)
+    assert misaligned.ctypes.data % 4 != 0
+    ok = np.zeros(4, np.float32)
+    extra = (2.0,) if name.startswith("guide_sc") else ()
+    for at in range(args):
+        call = [ok] * args
+        call[at] = misaligned
+        with pytest.raises(ValueError, match=r"argument '\w+': expected data aligned to (4 bytes|its 4-byte elements)"):
+            getattr(mod, name)(*call, *extra)
+
+
 def test_plain_anatomy_dispatches_float64(mod):
     x = np.arange(5.0)
     y = np.empty_like(x)

@@ -35,6 +35,25 @@ def test_library_is_instrumented(sanitized_build):
     assert "__ubsan_handle" in symbols
 
 
+def test_the_run_builds_every_project_the_fuzz_calls_sanitized(monkeypatch, tmp_path):
+    """The fuzz calls the libraries of projects() and of the `ffi-cookbook new` project; the
+    run builds each with the sanitizer flags before pytest starts."""
+    import ffi_cookbook.build
+    from tests.fuzz.run import new_library_copy, projects
+    from tests.sanitize import __main__ as run
+
+    built = {}
+    monkeypatch.setattr(ffi_cookbook.build, "cmake_build", lambda folder, *flags, **kw: built.setdefault(folder, flags))
+    monkeypatch.setenv("FFI_COOKBOOK_BUILD_DIR", str(tmp_path))
+    run.build_all(tmp_path)
+    assert set(built) == set(projects()) | {new_library_copy(), ROOT / "tests" / "probe"}
+    assert all(run.FLAGS[1] in flags and run.FLAGS[1].startswith("-DCMAKE_CXX_FLAGS=-fsanitize=")
+               for flags in built.values())
+    cuda_kept = {folder.relative_to(ROOT).as_posix() for folder, flags in built.items()
+                 if "-DCMAKE_CUDA_COMPILER=OFF" not in flags}
+    assert cuda_kept == {"cookbook/22-cuda-wheel/template"}  # project(... CUDA): nvcc is required
+
+
 def test_left_out_tests_exist():
     """Each test the run leaves out (nothing instrumented runs in it) is still there."""
     for node in NOTHING_INSTRUMENTED:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -37,16 +38,28 @@ NOTHING_INSTRUMENTED = {
 }
 
 
+def flags_for(folder: Path) -> list[str]:
+    """FLAGS, but CUDA stays on for a project that names it in project() (recipe 22's wheel
+    template): it cannot configure without nvcc. Its CUDA code is not instrumented either way."""
+    if re.search(r"project\([^)]*\bCUDA\b", (folder / "CMakeLists.txt").read_text()):
+        return [f for f in FLAGS if f != "-DCMAKE_CUDA_COMPILER=OFF"]
+    return FLAGS
+
+
 def build_all(build: Path) -> None:
-    """Configure and build every sanitized project (later cmake_build calls keep the cache)."""
+    """Configure and build, sanitized, every project whose libraries the tests and the fuzz
+    call: the recipe folders, the wheel templates, the guides' and concepts' code, the project
+    `ffi-cookbook new` writes, and the probe (later cmake_build calls keep the cache, so the
+    flags stay; left to the fuzz, the last four would be built one at a time, unsanitized)."""
     os.environ["FFI_COOKBOOK_BUILD_DIR"] = str(build)
     from ffi_cookbook.build import cmake_build
+    from tests.fuzz.run import new_library_copy, projects
 
-    folders = [p.parent for p in sorted((ROOT / "cookbook").glob("*/CMakeLists.txt"))]
+    folders = projects() + [new_library_copy(), ROOT / "tests" / "probe"]
     # Most folders compile one or two sources, so one folder at a time leaves cores idle:
     # build as many folders at once as there are cores (each in its own build folder).
     with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
-        for done in [pool.submit(cmake_build, f, *FLAGS, verbose=False) for f in folders + [ROOT / "tests" / "probe"]]:
+        for done in [pool.submit(cmake_build, f, *flags_for(f), verbose=False) for f in folders]:
             try:
                 done.result()
             except subprocess.CalledProcessError as failed:  # say why, not only which command
@@ -66,7 +79,8 @@ def main() -> int:
                              "tests/test_helpers.py and tests/test_fuzz.py)")
     opts = parser.parse_args()
     if not opts.pytest_args:
-        opts.pytest_args = ["cookbook", "tests/test_helpers.py", "tests/test_fuzz.py",
+        # the fuzz first: its file is the longest group, one worker's from the start
+        opts.pytest_args = ["tests/test_fuzz.py", "cookbook", "tests/test_helpers.py",
                             *(f"--deselect={node}" if "::" in node else f"--ignore={node}"
                               for node in NOTHING_INSTRUMENTED)]
         print(f"left out, nothing instrumented runs in them: {len(NOTHING_INSTRUMENTED)} "

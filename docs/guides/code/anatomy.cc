@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <utility>
 
 namespace {
 
@@ -34,6 +35,11 @@ void Twice(ffi::TensorView x, ffi::TensorView y) {
   TVM_FFI_CHECK(same_shape, ValueError) << "argument 'y': expected the shape of 'x'";
   TVM_FFI_CHECK(x.IsContiguous(), ValueError) << "argument 'x': expected a contiguous tensor";
   TVM_FFI_CHECK(y.IsContiguous(), ValueError) << "argument 'y': expected a contiguous tensor";
+  for (auto [t, name] : {std::pair{&x, "x"}, std::pair{&y, "y"}}) {  // whole elements are read
+    TVM_FFI_CHECK(reinterpret_cast<uintptr_t>(t->data_ptr()) % (t->dtype().bits / 8) == 0, ValueError)
+        << "argument '" << name << "': expected data aligned to its " << t->dtype().bits / 8
+        << "-byte elements";
+  }
   // 2. Dispatch on the runtime dtype.
   DLDataType dtype = x.dtype();
   if (dtype == DLDataType{kDLFloat, 32, 1}) {
@@ -48,7 +54,7 @@ void Twice(ffi::TensorView x, ffi::TensorView y) {
 
 // [helper_entry.begin]
 void TwiceWithHelpers(ffi::TensorView x, ffi::TensorView y) {
-  ffi_cookbook::CheckElementwise(x, "x", y, "y", kDLCPU);  // the six checks above
+  ffi_cookbook::CheckElementwise(x, "x", y, "y", kDLCPU);  // the checks above
   ffi_cookbook::DispatchFloat(x.dtype(), "x", [&](auto tag) {  // float32, float16, bfloat16
     using T = typename decltype(tag)::type;
     const T* in = static_cast<const T*>(x.data_ptr());
