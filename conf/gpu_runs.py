@@ -55,8 +55,8 @@ def changed_since(commit: str, name: str, repo: Path = ROOT) -> list[str] | None
     """Files of ``cookbook/<name>`` (a page: its own source) changed between ``commit`` and HEAD;
     None where git cannot tell (no repository, or the commit is not in it)."""
     folder = repo / "cookbook" / name
-    paths = [f"cookbook/{name}"] if folder.is_dir() else [str(p.relative_to(repo)) for p in
-                                                              repo.glob(f"docs/*/{name}.md")]
+    paths = [f"cookbook/{name}"] if folder.is_dir() else [
+        str(p.relative_to(repo)) for p in [*repo.glob(f"docs/*/{name}.md"), *repo.glob(f"docs/{name}.md")]]
     if not paths:
         return None
     done = subprocess.run(["git", "diff", "--name-only", f"{commit}..HEAD", "--", *paths],

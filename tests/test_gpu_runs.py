@@ -81,7 +81,7 @@ def test_pages_that_ran_on_a_gpu_say_so(root, runs):
         pytest.fail("the site is not built: run `make docs` (make test does it first)")
     device = next(iter(runs.values()))["metadata"]["ffi_cookbook_gpu_run"]["device"]
     for name in runs:
-        pages = list(html.glob(f"cookbook/{name}/notebook.html")) + list(html.glob(f"*/{name}.html"))
+        pages = [*html.glob(f"cookbook/{name}/notebook.html"), *html.glob(f"*/{name}.html"), *html.glob(f"{name}.html")]
         assert len(pages) == 1, name
         text = pages[0].read_text()
         assert f"This notebook also ran on a GPU: {device}" in text, f"{name}: no GPU run note"
