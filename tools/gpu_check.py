@@ -140,11 +140,6 @@ def benchmarks() -> list[str]:
     return re.findall(r'print\(f?"\\n## ([^"]+)"', source)
 
 
-def plan() -> dict:
-    tests, timing, errors = collect_gpu_tests()
-    return plan_of(tests, timing, errors)
-
-
 def plan_without_gpus() -> dict:
     """The plan as a machine without a GPU makes it (on the GPU box itself: the skip marks
     are read with the GPUs hidden, so the tests that skip without one are found)."""
@@ -155,7 +150,8 @@ def plan_without_gpus() -> dict:
     return json.loads(done.stdout)
 
 
-def plan_of(tests: dict[str, str], timing: set[str], errors: list[str]) -> dict:
+def plan() -> dict:
+    tests, timing, errors = collect_gpu_tests()
     return {"tests": tests, "timing_tests": sorted(timing), "collection_errors": errors,
             "notebooks": [{"name": notebook_name(p), "path": str(p.relative_to(ROOT)),
                            "gpu_cells": has_gpu_cells(p)} for p in notebooks()],

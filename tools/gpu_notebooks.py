@@ -22,6 +22,7 @@ import os
 import re
 import subprocess
 import sys
+import sysconfig
 import time
 from pathlib import Path
 
@@ -58,8 +59,6 @@ ANSI = re.compile(r"\x1b\[[0-9;]*m")  # terminal colours in nbclient's error tex
 
 def scrub_text(text: str) -> str:
     """The GPU machine's checkout, interpreter and home paths replaced: pages show no machine's paths."""
-    import sysconfig
-
     return (text.replace(sysconfig.get_paths()["purelib"], "<site-packages>").replace(f"{sys.prefix}/bin/", "")
             .replace(str(ROOT), "<checkout>").replace(str(Path.home()), "~"))
 
