@@ -67,6 +67,26 @@ def test_cmake_build_prints_commands_a_reader_can_type(tmp_path, monkeypatch, ca
     assert not any(str(tmp_path) in line or sys.executable in line for line in printed)
 
 
+def test_cmake_build_configures_again_only_when_the_arguments_change(tmp_path, monkeypatch, capsys):
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "CMakeLists.txt").write_text("cmake_minimum_required(VERSION 3.18)\nproject(empty NONE)\n")
+    monkeypatch.chdir(project)
+
+    def ran(*extra):
+        cmake_build(".", *extra)
+        return [line.split()[2] for line in capsys.readouterr().out.splitlines()]
+
+    assert ran() == ["-S", "--build"]
+    assert ran() == ["--build"]
+    assert ran("-DX=1") == ["-S", "--build"]  # another argument: configured again
+    assert ran("-DX=1") == ["--build"]
+    assert ran() == ["--build"]  # fewer: the cache holds X=1 either way
+    assert ran("-DX=2") == ["-S", "--build"]
+    (project / "build" / "CMakeCache.txt").unlink()  # no cache (say, removed by hand): configured
+    assert ran("-DX=2") == ["-S", "--build"]
+
+
 def untracked_files(root: Path) -> dict[str, int]:
     """Every file under cookbook/ and docs/ that git does not track (ignored ones too), with its mtime.
 

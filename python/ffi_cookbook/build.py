@@ -133,7 +133,7 @@ def _shown(cmd: list[str]) -> str:
 def cmake_build(folder: str | Path = ".", *extra: str, verbose: bool = True,
                 build_dir: str | Path | None = None) -> Path:
     """Configure and build ``folder`` into ``build_dir`` (default: :func:`build_dir_for` it);
-    return the build folder.
+    return the build folder. A folder configured with the same arguments (or more) is only built.
 
     With ``verbose`` the commands are printed with paths relative to the current
     folder (``$(command -v python)`` stands for the running interpreter).
@@ -143,13 +143,26 @@ def cmake_build(folder: str | Path = ".", *extra: str, verbose: bool = True,
     build_dir = build_dir_for(folder) if build_dir is None else Path(build_dir).resolve()
     extra_args, additions = checkout_environment(folder, list(extra))
     env = {**os.environ, **additions}
+    # A folder configured before with these arguments (or more: the cache keeps each -D)
+    # is only built again: the build step reruns CMake by itself when a CMakeLists.txt
+    # changed, and CMake reads the environment's flags at the first configure only.
+    configured = build_dir / ".configured-with"
+    arguments = [str(folder), sys.executable, *extra_args]
     with _one_at_a_time(build_dir):
-        for cmd in cmake_commands(folder, build_dir, *extra_args):
+        commands = cmake_commands(folder, build_dir, *extra_args)
+        if (build_dir / "CMakeCache.txt").is_file() and configured.is_file() \
+                and set(arguments) <= set(configured.read_text().split("\n")):
+            commands = commands[1:]
+        else:
+            configured.unlink(missing_ok=True)
+        for cmd in commands:
             if verbose:
                 print("$", _shown(cmd))
             done = subprocess.run(cmd, capture_output=True, text=True, env=env)
             if done.returncode != 0:
                 raise subprocess.CalledProcessError(done.returncode, cmd, done.stdout, done.stderr)
+            if "-S" in cmd:
+                configured.write_text("\n".join(arguments))
     return build_dir
 
 
