@@ -68,13 +68,26 @@ def test_keeper_keeps_buffer_alive(mod, make):
 
 
 def test_view_sum_rejects_bad_dtype(mod):
-    with pytest.raises(TypeError, match="argument 'x': expected dtype float32, got int32"):
+    with pytest.raises(TypeError, match="argument 'x': expected dtype float32"):
         mod.view_sum_cpu(np.zeros(3, np.int32))
 
 
 def test_view_sum_rejects_strided(mod):
     with pytest.raises(ValueError, match="argument 'x': expected a contiguous tensor"):
         mod.view_sum_cpu(np.zeros((3, 4), np.float32).T)
+
+
+def test_view_sum_rejects_misaligned_data(mod):
+    raw = np.zeros(4 * 3 + 1, np.uint8)
+    x = np.frombuffer(raw.data, dtype=np.float32, count=3, offset=1)  # one byte past alignment
+    with pytest.raises(ValueError, match="argument 'x': expected data aligned to 4 bytes"):
+        mod.view_sum_cpu(x)
+
+
+@pytest.mark.parametrize("name", ["tensor_use_count", "tensor_keep"])
+def test_tensor_parameter_rejects_none(mod, name):
+    with pytest.raises(TypeError, match="argument 't': expected a tensor, got None"):
+        getattr(mod, name)(None)
 
 
 @pytest.mark.parametrize("name", ["tensor_use_count", "tensor_keep"])
