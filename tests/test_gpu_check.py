@@ -122,14 +122,14 @@ def test_the_timing_parts_run_alone(dry_run):
 
 # ------------------------------------------------------------ what the H100 run of c96b285 found
 
-def test_tracebacks_name_sources_that_the_notebook_folder_does_not_resolve(root):
+def test_a_cuda_entry_error_names_its_source_relative_to_the_folder(root):
     """On the GPU box (Python 3.12), IPython printed "Unexpected exception formatting exception"
-    for recipes 06 and 07: tvm_ffi's traceback frames named the C++ sources by absolute path,
-    IPython found the file, read it as Python, and Python 3.12's tokenizer raised on C++ (IPython
-    catches only OSError there). A frame whose file the notebook's folder does not resolve is
-    shown without source instead. The recipes map their paths to ``<recipe>/<file>`` and
-    ``ffi_cookbook/<header>``: check that a CUDA entry's error (recipe 06's, the cell that
-    crashed) names no file that exists from the recipe folder."""
+    under error cells: tvm_ffi's traceback frames name C++ sources, IPython found the file and
+    read it as Python, and Python 3.12's tokenizer raised on C++. IPython then falls back to a
+    plain traceback, and the GPU runs page leaves its message out (tests/test_gpu_runs.py).
+    What the frames name is tvm_ffi's doing: tvm_ffi_configure_target maps the source folder
+    away, so recipe 06's CUDA entry (the cell that first showed it) names `stream_cuda.cu`,
+    never the build machine's absolute path."""
     import torch
     import tvm_ffi
 
@@ -151,10 +151,8 @@ def test_tracebacks_name_sources_that_the_notebook_folder_does_not_resolve(root)
         if name.endswith((".h", ".cc", ".cu", ".cuh")):
             names.append(name)
         tb = tb.tb_next
-    assert names, "the error names no C++ frame"
-    for name in names:
-        assert not os.path.isabs(name), name
-        assert not (folder / name).exists(), f"{name} resolves from the recipe folder"
+    assert "stream_cuda.cu" in names, names
+    assert not [name for name in names if os.path.isabs(name)], names
 
 
 # ------------------------------------------------------------ what the H200 run of 34fb164 found
