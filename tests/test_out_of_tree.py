@@ -67,24 +67,34 @@ def test_cmake_build_prints_commands_a_reader_can_type(tmp_path, monkeypatch, ca
     assert not any(str(tmp_path) in line or sys.executable in line for line in printed)
 
 
-def test_cmake_build_configures_again_only_when_the_arguments_change(tmp_path, monkeypatch, capsys):
+def test_quiet_cmake_build_configures_again_only_when_the_arguments_change(tmp_path, monkeypatch):
     project = tmp_path / "project"
     project.mkdir()
     (project / "CMakeLists.txt").write_text("cmake_minimum_required(VERSION 3.18)\nproject(empty NONE)\n")
     monkeypatch.chdir(project)
+    real_run = subprocess.run
+    ran = []
 
-    def ran(*extra):
-        cmake_build(".", *extra)
-        return [line.split()[2] for line in capsys.readouterr().out.splitlines()]
+    def run(cmd, **kwargs):
+        ran.append(cmd[1])
+        return real_run(cmd, **kwargs)
 
-    assert ran() == ["-S", "--build"]
-    assert ran() == ["--build"]
-    assert ran("-DX=1") == ["-S", "--build"]  # another argument: configured again
-    assert ran("-DX=1") == ["--build"]
-    assert ran() == ["--build"]  # fewer: the cache holds X=1 either way
-    assert ran("-DX=2") == ["-S", "--build"]
+    monkeypatch.setattr(subprocess, "run", run)
+
+    def steps(*extra, verbose=False):
+        ran.clear()
+        cmake_build(".", *extra, verbose=verbose)
+        return list(ran)
+
+    assert steps() == ["-S", "--build"]
+    assert steps() == ["--build"]
+    assert steps("-DX=1") == ["-S", "--build"]  # another argument: configured again
+    assert steps("-DX=1") == ["--build"]
+    assert steps() == ["--build"]  # fewer: the cache holds X=1 either way
+    assert steps("-DX=2") == ["-S", "--build"]
+    assert steps("-DX=2", verbose=True) == ["-S", "--build"]  # a page shows both commands, both run
     (project / "build" / "CMakeCache.txt").unlink()  # no cache (say, removed by hand): configured
-    assert ran("-DX=2") == ["-S", "--build"]
+    assert steps("-DX=2") == ["-S", "--build"]
 
 
 def untracked_files(root: Path) -> dict[str, int]:

@@ -133,7 +133,8 @@ def _shown(cmd: list[str]) -> str:
 def cmake_build(folder: str | Path = ".", *extra: str, verbose: bool = True,
                 build_dir: str | Path | None = None) -> Path:
     """Configure and build ``folder`` into ``build_dir`` (default: :func:`build_dir_for` it);
-    return the build folder. A folder configured with the same arguments (or more) is only built.
+    return the build folder. Without ``verbose``, a folder configured with the same arguments
+    (or more) is only built.
 
     With ``verbose`` the commands are printed with paths relative to the current
     folder (``$(command -v python)`` stands for the running interpreter).
@@ -143,14 +144,15 @@ def cmake_build(folder: str | Path = ".", *extra: str, verbose: bool = True,
     build_dir = build_dir_for(folder) if build_dir is None else Path(build_dir).resolve()
     extra_args, additions = checkout_environment(folder, list(extra))
     env = {**os.environ, **additions}
-    # A folder configured before with these arguments (or more: the cache keeps each -D)
-    # is only built again: the build step reruns CMake by itself when a CMakeLists.txt
-    # changed, and CMake reads the environment's flags at the first configure only.
+    # Quietly (tests, the fuzz), a folder configured before with these arguments (or more:
+    # the cache keeps each -D) is only built again: the build step reruns CMake by itself
+    # when a CMakeLists.txt changed, and CMake reads the environment's flags at the first
+    # configure only. A verbose build runs both commands it prints, as a reader types them.
     configured = build_dir / ".configured-with"
     arguments = [str(folder), sys.executable, *extra_args]
     with _one_at_a_time(build_dir):
         commands = cmake_commands(folder, build_dir, *extra_args)
-        if (build_dir / "CMakeCache.txt").is_file() and configured.is_file() \
+        if not verbose and (build_dir / "CMakeCache.txt").is_file() and configured.is_file() \
                 and set(arguments) <= set(configured.read_text().split("\n")):
             commands = commands[1:]
         else:
