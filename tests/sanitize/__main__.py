@@ -15,12 +15,13 @@ from pathlib import Path
 from tests.sanitize import FLAGS, REPORT, ROOT, default_build, sanitizer_env
 
 
-#: Tests of the default selection that run no instrumented code, or only the probe's crashes
-#: planted to test the fuzz itself, left out with the reason: under the sanitizer runtimes
-#: they take minutes and could report nothing of ours.
+#: Tests of the default selection that run no instrumented code, or only a crash planted in
+#: the probe to test the fuzz itself, left out with the reason: under the sanitizer runtimes
+#: they take minutes and could report nothing of ours. (The fuzz's other planted crash skips
+#: itself in this run: UBSan reports it first.)
 NOTHING_INSTRUMENTED = {
-    **{f"tests/test_fuzz.py::{name}": "a crash planted in the probe, to test that the fuzz finds it"
-       for name in ["test_fuzz_reports_a_planted_crash", "test_the_systematic_pass_finds_a_none_callback_crash"]},
+    "tests/test_fuzz.py::test_fuzz_reports_a_planted_crash":
+        "a crash planted in the probe, to test that the fuzz finds it",
     "cookbook/13-wheel-packaging": "pip builds the wheel (build isolation), without the sanitizer flags",
     "cookbook/22-cuda-wheel": "pip builds the CUDA wheel (build isolation), without the sanitizer flags",
     "cookbook/17-typed-python-layer/test_typed_layer.py::test_mypy_accepts_the_correct_caller":
