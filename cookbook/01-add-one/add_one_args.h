@@ -37,8 +37,13 @@ inline void CheckAddOneArgs(tvm::ffi::TensorView x, tvm::ffi::TensorView y, DLDe
     TVM_FFI_THROW(ValueError) << "argument '" << (x.IsContiguous() ? "y" : "x")
                               << "': expected a contiguous tensor";
   }
-  // The loop reads and writes whole elements: their addresses must be multiples of the size.
+  // The loop starts at data_ptr() and reads and writes whole elements. DLPack puts the
+  // first element at data + byte_offset (frameworks pass 0), and each address must be
+  // a multiple of the element size.
   for (const auto& [t, name] : {std::pair{&x, "x"}, std::pair{&y, "y"}}) {
+    if (t->byte_offset() != 0) {
+      TVM_FFI_THROW(ValueError) << "argument '" << name << "': expected byte_offset 0";
+    }
     auto address = reinterpret_cast<uintptr_t>(t->data_ptr());
     if (address % (t->dtype().bits / 8) != 0) {
       TVM_FFI_THROW(ValueError) << "argument '" << name << "': expected data aligned to its "

@@ -27,9 +27,11 @@ void ScaleCPU(ffi::TensorView x, double alpha, ffi::TensorView out) {
 // [scale_cpu_entry.end]
 
 // [data_address_probe.begin]
-// Never dereferences the pointer, so it serves tensors on any device.
+// Never dereferences the pointer, so it serves tensors on any device. DLPack puts
+// the first element at data + byte_offset (frameworks pass byte_offset 0).
 int64_t TensorDataAddress(ffi::TensorView x) {
-  return static_cast<int64_t>(reinterpret_cast<intptr_t>(x.data_ptr()));
+  auto data = reinterpret_cast<intptr_t>(x.data_ptr());
+  return static_cast<int64_t>(data + static_cast<intptr_t>(x.byte_offset()));
 }
 // [data_address_probe.end]
 

@@ -47,6 +47,10 @@ void CheckFloat32Array(const ffi::TensorView& t, const char* name) {
   if (!t.IsContiguous()) {
     TVM_FFI_THROW(ValueError) << "argument '" << name << "': expected a contiguous tensor";
   }
+  // The loop reads from data_ptr(); DLPack allows the first element at data + byte_offset.
+  if (t.byte_offset() != 0) {
+    TVM_FFI_THROW(ValueError) << "argument '" << name << "': expected byte_offset 0";
+  }
   if (reinterpret_cast<uintptr_t>(t.data_ptr()) % sizeof(float) != 0) {
     TVM_FFI_THROW(ValueError) << "argument '" << name << "': expected data aligned to 4-byte elements";
   }

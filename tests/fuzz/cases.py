@@ -153,7 +153,7 @@ BAD_VALUES = {
 
 #: What is wrong with a tensor derived from a valid one (materialize.fault).
 TENSOR_FAULTS = ["float64", "int32", "float16", "bool", "complex64", "strided", "transposed", "overlap",
-                 "expand", "empty", "0d", "huge_empty", "misaligned", "readonly", "numpy", "meta",
+                 "expand", "empty", "0d", "huge_empty", "misaligned", "byte_offset", "readonly", "numpy", "meta",
                  "fake_cuda", "ext_dev"]
 
 

@@ -171,6 +171,10 @@ def fault(t, how: str, probe):
         raw = np.zeros(t.numel() * t.element_size() + 1, np.uint8)
         raw[1:] = t.contiguous().flatten().view(torch.uint8).numpy()
         return np.frombuffer(raw.data, dtype=_numpy_dtype(t.dtype), count=t.numel(), offset=1).reshape(t.shape)
+    if how == "byte_offset":  # the same values, one element past DLPack's data pointer
+        raw = _raw_like(t, probe, t.element_size(), 0)
+        torch.from_dlpack(raw).copy_(t)  # torch reads the first element at data + byte_offset
+        return raw
     if how == "readonly":
         if _numpy_dtype(t.dtype) is None:
             raise ValueError(f"numpy has no {t.dtype}")

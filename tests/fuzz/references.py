@@ -113,6 +113,14 @@ REFERENCES = {
     "overhead_noop8_cpu": lambda before, after, result: _check(result is None, result),
     "icheck_demo_cpu": lambda before, after, result: _check(result == before[0] >= 0, result),
     "ffi_cookbook_variants": lambda before, after, result: _check("cpu" in str(result).split(","), result),
+    # The guide pages' kernels (docs/guides/code).
+    "guide_twice": _unary(lambda x: 2 * x),
+    "guide_scale_into": _unary(lambda x, alpha: torch.tensor(alpha).float().double() * x),
+    "guide_copy_owned": _unary(lambda x: x),
+    "guide_scaled_nd": lambda before, after, result: _close(
+        as_torch(result), torch.tensor(before[1]).float().double() * before[0].double(), before[0].dtype),
+    "guide_add_bias": lambda before, after, result: _close(
+        after[2], before[0].double() + (0 if before[1] is None else before[1].double()), after[2].dtype),
 }
 
 

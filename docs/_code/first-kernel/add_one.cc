@@ -6,7 +6,7 @@ namespace ffi = tvm::ffi;
 
 void CheckVector(ffi::TensorView t, const char* name, int64_t length) {
   bool ok = t.ndim() == 1 && t.dtype() == DLDataType{kDLFloat, 32, 1};
-  if (!ok || t.device().device_type != kDLCPU || !t.IsContiguous()) {
+  if (!ok || t.device().device_type != kDLCPU || !t.IsContiguous() || t.byte_offset() != 0) {
     TVM_FFI_THROW(TypeError) << name << ": expected a contiguous 1-D float32 CPU tensor";
   }
   if (length >= 0 && t.size(0) != length) {

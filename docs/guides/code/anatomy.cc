@@ -35,7 +35,9 @@ void Twice(ffi::TensorView x, ffi::TensorView y) {
   TVM_FFI_CHECK(same_shape, ValueError) << "argument 'y': expected the shape of 'x'";
   TVM_FFI_CHECK(x.IsContiguous(), ValueError) << "argument 'x': expected a contiguous tensor";
   TVM_FFI_CHECK(y.IsContiguous(), ValueError) << "argument 'y': expected a contiguous tensor";
-  for (auto [t, name] : {std::pair{&x, "x"}, std::pair{&y, "y"}}) {  // whole elements are read
+  for (auto [t, name] : {std::pair{&x, "x"}, std::pair{&y, "y"}}) {  // read from data_ptr()
+    TVM_FFI_CHECK(t->byte_offset() == 0, ValueError) << "argument '" << name
+                                                     << "': expected byte_offset 0";
     TVM_FFI_CHECK(reinterpret_cast<uintptr_t>(t->data_ptr()) % (t->dtype().bits / 8) == 0, ValueError)
         << "argument '" << name << "': expected data aligned to its " << t->dtype().bits / 8
         << "-byte elements";

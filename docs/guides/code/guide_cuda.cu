@@ -42,6 +42,8 @@ void TwiceCUDA(ffi::TensorView x, ffi::TensorView y) {
       << "argument 'y': expected as many elements as 'x'";
   TVM_FFI_CHECK(x.IsContiguous() && y.IsContiguous(), ValueError)
       << "arguments 'x', 'y': expected contiguous tensors";
+  TVM_FFI_CHECK(x.byte_offset() == 0 && y.byte_offset() == 0, ValueError)  // read from data_ptr()
+      << "arguments 'x', 'y': expected byte_offset 0";
   // 2. Make x's GPU current for this call, and launch on the stream the caller uses.
   ffi::CUDADeviceGuard guard(x.device().device_id);
   auto stream = static_cast<cudaStream_t>(TVMFFIEnvGetStream(kDLCUDA, x.device().device_id));

@@ -27,8 +27,11 @@ void CheckF32Input(const ffi::TensorView& x, const char* name) {
       << "argument '" << name << "': expected dtype float32";
   TVM_FFI_CHECK(x.IsContiguous(), ValueError)
       << "argument '" << name << "': expected a contiguous tensor";
-  // The loops read whole floats: numpy.frombuffer at an odd offset gives a tensor
-  // whose first float is not at a multiple of 4 bytes.
+  // The loops read whole floats from data_ptr(): DLPack allows the first one at
+  // data + byte_offset, and numpy.frombuffer at an odd offset gives one that is not
+  // at a multiple of 4 bytes.
+  TVM_FFI_CHECK(x.byte_offset() == 0, ValueError)
+      << "argument '" << name << "': expected byte_offset 0";
   TVM_FFI_CHECK(reinterpret_cast<uintptr_t>(x.data_ptr()) % alignof(float) == 0, ValueError)
       << "argument '" << name << "': expected data aligned to 4 bytes";
 }
