@@ -312,6 +312,7 @@ HOME_FIRST_SCREEN = """() => {
   const output = section && section.querySelector('.cell_output pre');
   const path = document.querySelector('section#learn-in-this-order ol > li');
   return {kernel: box(kernel), kernelLines: kernel ? kernel.textContent.trim().split('\\n').length : 0,
+          kernelFits: kernel ? kernel.scrollWidth <= kernel.clientWidth : false,
           kernelText: kernel ? kernel.textContent : '', build: box(build), buildText: build ? build.textContent : '',
           output: box(output), outputText: output ? output.textContent : '', path: box(path),
           pathText: path ? path.textContent : '', height: window.innerHeight};
@@ -328,6 +329,7 @@ def test_home_shows_kernel_build_output_and_path_on_one_screen(browser_context, 
         assert seen[part] is not None, f"the home page has no {part}"
         assert seen[part]["bottom"] <= seen["height"], f"{part} ends at {seen[part]['bottom']:.0f} px, below the first screen"
     assert seen["kernelLines"] <= 25 and "TVM_FFI_DLL_EXPORT_TYPED_FUNC" in seen["kernelText"]
+    assert seen["kernelFits"], "the kernel's longest line scrolls out of its box on a wide screen"
     assert "tvm-ffi-config" in seen["buildText"]
     assert seen["outputText"].strip() == "tensor([1., 2., 3., 4.])"
     assert "Get started" in seen["pathText"]

@@ -4,13 +4,13 @@
 #include <tvm/ffi/function.h>
 namespace ffi = tvm::ffi;
 
-void CheckVector(ffi::TensorView t, const char* name, int64_t length) {
+void CheckVector(ffi::TensorView t, const char* name, int64_t n) {
   bool ok = t.ndim() == 1 && t.dtype() == DLDataType{kDLFloat, 32, 1};
-  if (!ok || t.device().device_type != kDLCPU || !t.IsContiguous() || t.byte_offset() != 0) {
+  if (!ok || t.device().device_type != kDLCPU || !t.IsContiguous() || t.byte_offset()) {
     TVM_FFI_THROW(TypeError) << name << ": expected a contiguous 1-D float32 CPU tensor";
   }
-  if (length >= 0 && t.size(0) != length) {
-    TVM_FFI_THROW(ValueError) << name << ": length " << t.size(0) << ", expected " << length;
+  if (n >= 0 && t.size(0) != n) {
+    TVM_FFI_THROW(ValueError) << name << ": length " << t.size(0) << ", expected " << n;
   }
 }
 
