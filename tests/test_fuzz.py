@@ -89,6 +89,23 @@ def test_the_systematic_pass_puts_every_bad_value_in_every_parameter():
     assert (("valid", 0), ("valid", 1)) in cases and (("valid", 0), ("valid", 1), ("valid", 2), ("int", 1)) in cases
 
 
+def test_the_byte_offset_fault_puts_the_values_one_element_past_the_data_pointer():
+    """What the fault relies on: DLPack readers (torch here, the references) find the values at
+    data + byte_offset, so a kernel reading from data_ptr() alone gets them shifted by one and
+    the export's reference reports a wrong answer."""
+    import torch
+    import tvm_ffi
+
+    from tests.fuzz.materialize import fault
+
+    probe = tvm_ffi.load_module(str(probe_library()))
+    values = torch.arange(1.0, 9.0)
+    shifted = fault(values, "byte_offset", probe)
+    seen = torch.from_dlpack(shifted)
+    assert torch.equal(seen, values)
+    assert seen.data_ptr() == probe.data_address(shifted) + values.element_size()
+
+
 @pytest.mark.skipif(sanitized_run(),
                     reason="a planted crash: under the sanitizers UBSan reports it first, as it should")
 def test_the_systematic_pass_finds_a_none_callback_crash(pool):
