@@ -31,8 +31,8 @@ FLAGS = [f"-DCMAKE_C_FLAGS={SANITIZE}", f"-DCMAKE_CXX_FLAGS={SANITIZE}",
          "-DCMAKE_EXE_LINKER_FLAGS=-fsanitize=address,undefined",
          "-DCMAKE_CUDA_COMPILER=OFF", "-DFFI_COOKBOOK_CUDA=OFF", "-DFFI_COOKBOOK_NVSHMEM=OFF",
          # -O1 and line tables (what reports need), NDEBUG as in a release build: a file of
-         # tvm_ffi's headers compiles instrumented in half the time -O2 -g takes, and runs
-         # the recipes' large tests about as fast; -O0 compiles faster still but slows them.
+         # tvm_ffi's headers compiles instrumented in half the time -O2 -g takes; the tests
+         # run somewhat slower, less than the build saves; -O0 slows them more than it saves.
          "-DCMAKE_BUILD_TYPE=RelWithDebInfo", "-DCMAKE_C_FLAGS_RELWITHDEBINFO=-O1 -g1 -DNDEBUG",
          "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g1 -DNDEBUG"]
 REPORT = re.compile(r"ERROR: (AddressSanitizer|LeakSanitizer)|runtime error: |SUMMARY: UndefinedBehaviorSanitizer")
