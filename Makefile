@@ -8,6 +8,8 @@
 #   PYTEST_WORKERS  processes for the tests that time nothing (2; 0 runs them in one)
 #   CCACHE      the compiler cache every CMake build goes through (the venv's ccache;
 #               CCACHE= builds without it)
+#   COMPILER_CACHE  where its objects are kept, outside the checkout so that every clone
+#               and every run reuses them (~/.cache/ffi-cookbook/ccache)
 PYTHON ?= python3
 VENV ?= .venv
 VENV_FLAGS ?=
@@ -29,27 +31,40 @@ DOXYGEN_XML := $(BUILD)/doxygen/xml/index.xml
 # Every CMake build below compiles through ccache (pinned in pyproject.toml),
 # temporary ones included (recipe copies, wheels, sanitizer builds): CMake takes
 # its compiler launcher from these variables when it configures a new folder.
-# The cache is $(BUILD)/ccache, and the launcher carries the settings, so a later
-# rebuild from a plain shell uses it too. Paths in the checkout are hashed as
-# they are, so the runtime and a recipe folder share the object of a source both
-# compile; paths under $(BUILD) are hashed relative to the build folder, so the
-# zip test's build of a recipe (in $(BUILD)/zip-tests/<recipe>) reuses the objects
-# of the site's run of the same zip (in $(BUILD)/recipe-runs/<recipe>).
+# The cache is COMPILER_CACHE, outside the checkout: `make clean`, a fresh clone and the
+# next CI run start from the objects of the last build (ccache checks the compiler, its
+# arguments and every header, so a reused object is the one a compile would make). The
+# launcher carries the settings, so a later rebuild from a plain shell uses it too. Paths
+# in the checkout are hashed as they are; paths under $(BUILD) are hashed relative to
+# the build folder, so the zip test's build of a recipe (in $(BUILD)/zip-tests/<recipe>)
+# reuses the objects of the site's run of the same zip (in $(BUILD)/recipe-runs/<recipe>),
+# and so does a clone in another folder. Each compile's result (hit or miss) is logged to
+# $(BUILD)/timing/ccache-stats.log, which `tools/bench_loop.py report` counts.
 # The compiler then sees a recipe's files as ../x.cc and ../include/ffi_cookbook/y.h
 # (from <recipe>/build); CXXFLAGS, which CMake reads when it configures a new
 # folder, maps "../" away, so a traceback names x.cc and include/ffi_cookbook/y.h
 # as a reader's own build does (tvm_ffi_configure_target maps the absolute folder).
 # None of this is in a recipe's CMakeLists.txt.
 CCACHE ?= $(abspath $(VENV))/bin/ccache
+COMPILER_CACHE ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/ffi-cookbook/ccache
 ifneq ($(CCACHE),)
-export CCACHE_DIR := $(abspath $(BUILD))/ccache
+export CCACHE_DIR := $(abspath $(COMPILER_CACHE))
 export CCACHE_BASEDIR := $(abspath $(BUILD))
 export CCACHE_NOHASHDIR := 1
+export CCACHE_STATSLOG := $(abspath $(BUILD))/timing/ccache-stats.log
 CCACHE_LAUNCHER := env;CCACHE_DIR=$(CCACHE_DIR);CCACHE_BASEDIR=$(CCACHE_BASEDIR);CCACHE_NOHASHDIR=1;$(CCACHE)
 export CMAKE_C_COMPILER_LAUNCHER := $(CCACHE_LAUNCHER)
 export CMAKE_CXX_COMPILER_LAUNCHER := $(CCACHE_LAUNCHER)
 export CMAKE_CUDA_COMPILER_LAUNCHER := $(CCACHE_LAUNCHER)
 export CXXFLAGS += -ffile-prefix-map=../=
+endif
+# Each configure of a new folder by `make` is told where nvcc is, instead of finding out:
+# conf/cuda-compiler.cmake (not part of any recipe's CMakeLists.txt) sets the compiler
+# that check_language(CUDA) would look for in a probe project of its own.
+NVCC := $(shell command -v nvcc)
+ifneq ($(NVCC),)
+export FFI_COOKBOOK_NVCC := $(NVCC)
+export CMAKE_TOOLCHAIN_FILE := $(abspath conf/cuda-compiler.cmake)
 endif
 
 # When each step starts and ends: `tools/bench_loop.py report` turns this log,

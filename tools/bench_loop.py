@@ -13,7 +13,7 @@
 
     python3 tools/bench_loop.py loop [--out _build/bench]
         `make bench-loop`: clones HEAD into <out>/clone and runs `make test` there
-        twice, cold (nothing built, no venv, empty compiler cache) and warm (one
+        twice, cold (nothing built, no venv, an empty compiler cache in <out>/ccache) and warm (one
         recipe source touched), and prints both breakdowns side by side.
 
 Standard library only: it runs before the venv exists.
@@ -87,28 +87,18 @@ def notebook_runs(timing: Path) -> list[dict]:
     return [json.loads(line) for line in path.read_text().splitlines()] if path.is_file() else []
 
 
-def ccache(build: Path, *args: str) -> str:
-    """Output of the checkout's ccache on <build>/ccache ('' when there is none)."""
-    binary = ROOT / ".venv" / "bin" / "ccache"
-    binary = binary if binary.is_file() else shutil.which("ccache")
-    if not binary or not (build / "ccache").is_dir():
-        return ""
-    return subprocess.run([str(binary), *args], capture_output=True, text=True,
-                          env=dict(os.environ, CCACHE_DIR=str(build / "ccache"))).stdout
-
-
 def ccache_stats(build: Path) -> str:
-    saved = build / "timing" / "ccache.tsv"  # `loop` saves each run's counts there
-    text = saved.read_text() if saved.is_file() else ccache(build, "--print-stats")
-    if not text:
+    """The compiler cache's hits and misses in this run, from its result log (CCACHE_STATSLOG,
+    under <build>/timing: the cache itself outlives the run, its counters count every run)."""
+    log = build / "timing" / "ccache-stats.log"
+    if not log.is_file():
         return "compiler cache: none used"
-    stats = dict(line.split("\t", 1) for line in text.splitlines() if "\t" in line)
-    value = lambda key: int(stats.get(key, 0))
-    hits = value("direct_cache_hit") + value("preprocessed_cache_hit")
-    calls = hits + value("cache_miss")
-    rate = f"{100 * hits / calls:.0f}%" if calls else "-"
-    return (f"compiler cache: {hits} hits of {calls} compilations ({rate}; "
-            f"{value('direct_cache_hit')} direct, {value('preprocessed_cache_hit')} preprocessed)")
+    results = [line.strip() for line in log.read_text().splitlines() if line and not line.startswith("#")]
+    direct, preprocessed = results.count("direct_cache_hit"), results.count("preprocessed_cache_hit")
+    calls = direct + preprocessed + results.count("cache_miss")
+    rate = f"{100 * (direct + preprocessed) / calls:.0f}%" if calls else "-"
+    return (f"compiler cache: {direct + preprocessed} hits of {calls} compilations ({rate}; "
+            f"{direct} direct, {preprocessed} preprocessed)")
 
 
 def breakdown(build: Path) -> tuple[list[tuple[str, float]], list[str]]:
@@ -209,7 +199,8 @@ def make(clone: Path, log: Path, *targets: str) -> float:
     start = time.perf_counter()
     with log.open("w") as out:
         # make puts its command-line variables in the environment: name the clone's own
-        done = subprocess.run(["make", "BUILD=_build", "VENV=.venv", *targets], cwd=clone, env=env,
+        done = subprocess.run(["make", "BUILD=_build", "VENV=.venv", f"COMPILER_CACHE={clone.parent / 'ccache'}",
+                               *targets], cwd=clone, env=env,
                               stdout=out, stderr=subprocess.STDOUT)
     if done.returncode != 0:
         sys.exit(f"make {' '.join(targets)} failed in {clone}; its output is in {log}")
@@ -219,8 +210,9 @@ def make(clone: Path, log: Path, *targets: str) -> float:
 def loop(out: Path) -> None:
     out = out.resolve()
     clone = out / "clone"
-    if clone.exists():
-        shutil.rmtree(clone)
+    for folder in (clone, out / "ccache"):  # cold: the compiler cache too
+        if folder.exists():
+            shutil.rmtree(folder)
     out.mkdir(parents=True, exist_ok=True)
     subprocess.run(["git", "clone", "-q", "--no-local", str(ROOT), str(clone)], check=True)
     load = os.getloadavg()[0]
@@ -233,9 +225,7 @@ def loop(out: Path) -> None:
         else:
             (clone / TOUCHED).touch()
             print(f"warm run ({TOUCHED} touched) ...", flush=True)
-            ccache(build, "--zero-stats")
             seconds = make(clone, out / "warm-test.log", "test")
-        (build / "timing" / "ccache.tsv").write_text(ccache(build, "--print-stats"))
         view = out / title  # the table reads <folder>/timing
         shutil.rmtree(view, ignore_errors=True)
         shutil.move(str(build / "timing"), str(view / "timing"))
