@@ -1,8 +1,9 @@
 """Sphinx configuration for the TVM FFI Kernel Cookbook.
 
 Built by `make docs` as `sphinx-build -c conf docs _build/html -W --keep-going -n`.
+The site's own extensions are in docs/_ext, beside the pages they build.
 The build runs offline: intersphinx reads local inventories (conf/inventories,
-conf/links_out.py) and there are no remote assets. Doxygen XML of
+docs/_ext/links_out.py) and there are no remote assets. Doxygen XML of
 include/ffi_cookbook is produced by the Makefile before Sphinx runs.
 """
 
@@ -14,8 +15,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 BUILD = Path(os.environ.get("FFI_COOKBOOK_BUILD_DIR", ROOT / "_build"))
-sys.path.insert(0, str(ROOT))  # for tools.snippets.sphinx_ext
-sys.path.insert(0, str(ROOT / "conf"))  # for notebook_sources
+sys.path.insert(0, str(ROOT))  # for tools and python/ffi_cookbook's checkout imports
+sys.path.insert(0, str(ROOT / "docs" / "_ext"))  # the site's own Sphinx extensions
 
 import site_polish  # noqa: E402
 
@@ -28,7 +29,7 @@ extensions = [
     "breathe",
     "sphinx_copybutton",
     "sphinx_design",
-    "tools.snippets.sphinx_ext",  # {snippet} blocks and the snippet report page
+    "snippet_blocks",  # {snippet} blocks and the snippet report page
     "snippet_labels",  # under each code block, how the snippet checker verified it (its report)
     "notebook_sources",  # re-execute a notebook when a source file beside it changes
     "parallel_notebooks",  # execute notebooks a few at a time before the pages are read
@@ -46,6 +47,7 @@ exclude_patterns = [
     "_build",
     "**/build",
     "**/.ipynb_checkpoints",
+    "_ext",  # the extensions below
     "cookbook/*/README.md",
     "cookbook/*/*.py",
     "gpu-runs/data",  # executed GPU notebooks: read by the GPU runs page, not pages themselves

@@ -110,15 +110,15 @@ def test_claimed_command_was_printed(doc):
             + "; ".join(shlex.join(p) for p in printed))
 
 
-# -- the cookbook index's gallery (conf/recipe_gallery.py) ---------------------------------------
+# -- the cookbook index's gallery (docs/_ext/recipe_gallery.py) ---------------------------------------
 
 def _gallery():
     import sys
-    sys.path.insert(0, str(ROOT / "conf"))
+    sys.path.insert(0, str(ROOT / "docs" / "_ext"))
     try:
         import recipe_gallery
     finally:
-        sys.path.remove(str(ROOT / "conf"))
+        sys.path.remove(str(ROOT / "docs" / "_ext"))
     return recipe_gallery
 
 

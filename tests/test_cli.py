@@ -2,7 +2,7 @@
 
 The end-to-end test makes a library with `new`, adds three recipes (all with CUDA
 sources), builds a wheel with build isolation on, installs it into the fresh
-venv without ffi_cookbook (tests/takeaway_venv.py), calls every added kernel
+venv without ffi_cookbook (the takeaway_venv fixture, tests/conftest.py), calls every added kernel
 against a NumPy reference there and runs the library's tests.
 """
 

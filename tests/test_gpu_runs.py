@@ -2,7 +2,7 @@
 
 The notebooks in docs/gpu-runs/data were executed on a GPU box (make gpu-check, through
 tools/gpu_notebooks.py); the site's CPU-only build reads them (the GPU runs page, and
-conf/gpu_runs.py's note and GPU output blocks on each page whose notebook ran there).
+docs/_ext/gpu_runs.py's note and GPU output blocks on each page whose notebook ran there).
 """
 
 import json
@@ -93,7 +93,7 @@ def test_pages_that_ran_on_a_gpu_say_so(root, runs):
     assert "add_one_cuda matches torch on NVIDIA H200" in page
 
 
-# ---------------------------------------------------------------- conf/gpu_runs.py on a tiny site
+# ---------------------------------------------------------------- docs/_ext/gpu_runs.py on a tiny site
 
 PAGE = """\
 ---
@@ -145,7 +145,7 @@ def build_tiny_site(root, tmp_path, name, nb):
     (data / f"{name}.ipynb").write_text(json.dumps(nb))
     (src / "conf.py").write_text(textwrap.dedent(f"""
         import sys
-        sys.path.insert(0, {str(root / "conf")!r})
+        sys.path.insert(0, {str(root / "docs" / "_ext")!r})
         extensions = ["myst_nb", "gpu_runs"]
         nb_execution_mode = "off"
         gpu_runs_data = {str(data)!r}
@@ -181,13 +181,13 @@ def test_a_page_shows_its_gpu_output_beside_each_gpu_cell_with_stamp_and_stale_m
     # inside its cell: the site's code-block checker (tools/snippets) reads it as cell output
     import pickle
 
-    from tools.snippets.collect import _in_cell
+    from tools.snippets.collect import in_cell
 
     doctree = pickle.loads((tmp_path / "html" / ".doctrees" / "cookbook" / "06-cuda-streams" / "notebook.doctree")
                            .read_bytes())
     blocks = [n for n in doctree.findall(nodes.container) if "gpu-run-output" in n["classes"]]
     assert len(blocks) == 2
-    assert all(_in_cell(b.next_node(nodes.literal_block)) == "output" for b in blocks)
+    assert all(in_cell(b.next_node(nodes.literal_block)) == "output" for b in blocks)
     # the stored run's IPython formatting failure is not shown as if the cell printed it
     assert "Unexpected exception formatting exception" not in text
     assert "IPython could not format this error's traceback there" in text
@@ -210,7 +210,7 @@ def test_a_page_whose_sources_did_not_change_has_no_stale_mark(root, runs, tmp_p
 
 # A sentence of a page's prose about what happens on a GPU (it names a GPU, an H100 or a GPU
 # box as the place). Each must be listed below with what it rests on:
-#   ("output", run, text): a stored GPU run's output holds the text (conf/gpu_runs.py shows
+#   ("output", run, text): a stored GPU run's output holds the text (docs/_ext/gpu_runs.py shows
 #                          it on the page, below the cell, or the page's note links it);
 #   ("bench", file, text): a stored GPU measurement (the GPU runs page prints it);
 #   ("checks",):           the sentence says what a GPU cell checks, not what it found;

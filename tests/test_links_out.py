@@ -1,6 +1,6 @@
 """Python, NumPy, PyTorch and JAX names in prose link to their documentation, offline.
 
-conf/links_out.py turns on intersphinx with the inventory files kept in conf/inventories:
+docs/_ext/links_out.py turns on intersphinx with the inventory files kept in conf/inventories:
 Python's own objects.inv (from Debian's python3.11-doc) and small inventories of the NumPy,
 PyTorch and JAX names our prose uses, written by tools/inventories.py from sources.toml. Here:
 the files load with Sphinx's reader and hold what they should, every {py:...} target used in a
@@ -23,7 +23,7 @@ from sphinx.util.inventory import InventoryFile
 ROOT = Path(__file__).resolve().parents[1]
 FOLDER = ROOT / "conf" / "inventories"
 sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "conf"))
+sys.path.insert(0, str(ROOT / "docs" / "_ext"))
 
 import links_out  # noqa: E402
 from ffi_cookbook import recipes  # noqa: E402
@@ -148,7 +148,7 @@ def test_downloaded_notebooks_keep_python_names_as_code():
 
 CONF = f"""
 import sys
-sys.path.insert(0, {str(ROOT / "conf")!r})
+sys.path.insert(0, {str(ROOT / "docs" / "_ext")!r})
 extensions = ["myst_parser", "links_out"]
 """
 PAGE = """# Links out

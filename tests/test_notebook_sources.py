@@ -3,7 +3,7 @@
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "conf"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "docs" / "_ext"))
 from notebook_sources import folder_digest, kernel_settings_digest  # noqa: E402
 from parallel_notebooks import plain_tracebacks  # noqa: E402
 

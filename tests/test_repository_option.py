@@ -1,6 +1,6 @@
 """FFI_COOKBOOK_REPOSITORY turns on the repository and edit buttons and the clone command.
 
-A small Sphinx project with the site's theme and conf/site_polish.py is built twice, with and
+A small Sphinx project with the site's theme and docs/_ext/site_polish.py is built twice, with and
 without the variable; the clone command the page shows is then run against a local repository.
 """
 
@@ -19,7 +19,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 CONF = f"""
 import sys
-sys.path.insert(0, {str(ROOT / "conf")!r})
+sys.path.insert(0, {str(ROOT / "docs" / "_ext")!r})
 extensions = ["myst_parser", "site_polish"]
 html_theme = "sphinx_book_theme"
 html_theme_options = {{"show_toc_level": 2}}

@@ -1,5 +1,5 @@
 """A built page carries one note on how its code was checked and a label only under the blocks whose
-report row says they were not run (conf/snippet_labels.py).
+report row says they were not run (docs/_ext/snippet_labels.py).
 
 A fixture site (tests/snippets_fixture, its good page) is built, checked by the snippet
 checker, and built again as the Makefile does: the labels appear in the second pass, one
@@ -29,11 +29,11 @@ FIXTURE = ROOT / "tests" / "snippets_fixture"
 BUILD = Path(os.environ.get("FFI_COOKBOOK_BUILD_DIR") or ROOT / "_build")
 LABEL = re.compile(r'<p class="snippet-label snippet-label-([\w-]+)">(.*?)</p>', re.S)
 
-sys.path.insert(0, str(ROOT / "conf"))
+sys.path.insert(0, str(ROOT / "docs" / "_ext"))
 try:
     import snippet_labels
 finally:
-    sys.path.remove(str(ROOT / "conf"))
+    sys.path.remove(str(ROOT / "docs" / "_ext"))
 
 
 def labels_in(page: Path) -> list[tuple[str, str]]:
@@ -128,7 +128,7 @@ def fixture_site(tmp_path_factory):
     (site / "docs" / "index.md").write_text("# Fixture\n\n```{toctree}\ngood\nreport\n```\n")
     (site / "docs" / "report.md").write_text("# Report\n\n```{snippet-report}\n```\n")
     with (site / "docs" / "conf.py").open("a") as conf:
-        conf.write(f"\nsys.path.insert(0, {str(ROOT / 'conf')!r})\nextensions.append('snippet_labels')\n"
+        conf.write(f"\nsys.path.insert(0, {str(ROOT / 'docs' / '_ext')!r})\nextensions.append('snippet_labels')\n"
                    f"snippets_report = {str(tmp / 'snippets' / 'report.json')!r}\n")
 
     def sphinx():

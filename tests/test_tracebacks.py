@@ -1,6 +1,6 @@
 """Tracebacks on the built pages show frames, not IPython's filler for frames without source.
 
-conf/parallel_notebooks.py starts the build's kernels with IPython's Plain traceback mode; in the
+docs/_ext/parallel_notebooks.py starts the build's kernels with IPython's Plain traceback mode; in the
 default mode every compiled frame (tvm_ffi's call) printed "Could not get source, probably due
 dynamically evaluated source code."
 """

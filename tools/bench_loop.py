@@ -3,7 +3,7 @@
     python3 tools/bench_loop.py report [--build _build]
         The breakdown of the runs logged under <build>/timing: each step of the
         Makefile (it writes phases.log), the notebooks the site build executed
-        (notebooks.jsonl, written by conf/parallel_notebooks.py), the test files
+        (notebooks.jsonl, written by docs/_ext/parallel_notebooks.py), the test files
         (pytest's junit files) and the compiler cache's hit rate; then one row per
         recipe: the seconds of its build, notebook and README tests in the recipe
         pipeline's run (the records under <build>/recipe-runs, tools/recipe_runs.py),

@@ -10,7 +10,7 @@ this is the venv); a guide or concept page runs in its own folder. Each is
 written as ``<name>.ipynb`` with every output and a stamp in the notebook
 metadata (``ffi_cookbook_gpu_run``): device, driver, CUDA, torch and
 apache-tvm-ffi versions, commit, date, wall time, and the error if a cell failed.
-``conf/gpu_runs.py`` and the GPU runs page read those files.
+``docs/_ext/gpu_runs.py`` and the GPU runs page read those files.
 """
 
 from __future__ import annotations

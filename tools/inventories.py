@@ -1,13 +1,13 @@
 """Write the inventories of NumPy, PyTorch, JAX and tvm_ffi from conf/inventories/sources.toml.
 
-The site builds offline, so intersphinx reads local inventory files (conf/links_out.py). Python's
+The site builds offline, so intersphinx reads local inventory files (docs/_ext/links_out.py). Python's
 is the real one (conf/inventories/python.inv, see the README there); the other projects' are
 written here, small, holding only the names our prose links to, each with the page address
 recorded in the table. Sphinx's own writer (sphinx.util.inventory.InventoryFile.dump) produces
 the objects.inv v2 format, so intersphinx reads them exactly as it reads a published one.
 
 tvm_ffi's inventory also holds C and C++ names (a role "cpp:class", "c:macro", ...) and the other
-spellings an entry lists under ``also``; conf/links_out.py reads it to link inline code.
+spellings an entry lists under ``also``; docs/_ext/links_out.py reads it to link inline code.
 
     python tools/inventories.py          # rewrite conf/inventories/{numpy,torch,jax,tvm_ffi}.inv
     python tools/inventories.py --check  # exit 1 when a file differs from what the table gives

@@ -1,6 +1,6 @@
 """One recipe's pipeline: its zip unzipped, its notebook executed, its README run, one record.
 
-The site build (conf/parallel_notebooks.py) takes each recipe through it, from the zip
+The site build (docs/_ext/parallel_notebooks.py) takes each recipe through it, from the zip
 the site offers, in the take-away venv (tools/takeaway_venv.py), as a reader who
 downloaded it would:
 

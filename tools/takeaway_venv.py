@@ -9,8 +9,8 @@ the test asserts it. Under make it is kept in ``<build>/takeaway-venv`` and made
 again when its inputs change (:func:`ensure_venv`). Versions are constrained to the
 project's own pins, so pip takes them from its cache, and a requirements.txt range
 that excludes a pin fails.
-Used by the site build (conf/parallel_notebooks.py executes each recipe's notebook
-from its zip in it) and by the tests (the ``takeaway_venv`` fixture in tests/takeaway_venv.py).
+Used by the site build (docs/_ext/parallel_notebooks.py executes each recipe's notebook
+from its zip in it) and by the tests (the ``takeaway_venv`` fixture in tests/conftest.py).
 """
 
 from __future__ import annotations

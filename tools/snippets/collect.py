@@ -38,7 +38,7 @@ class Block:
         self.status, self.detail = "verified", how
 
 
-def _in_cell(node: nodes.Node) -> str | None:
+def in_cell(node: nodes.Node) -> str | None:
     """'input' or 'output' when the node belongs to a notebook cell, else None."""
     parent = node.parent
     while parent is not None:
@@ -73,8 +73,8 @@ def _doxygen_origin(root: Path, text: str) -> str | None:
 def page_blocks(tree: nodes.Node) -> list[nodes.literal_block]:
     """The literal blocks of a page that the checker verifies, in order: cell outputs are
     skipped. A block's position in this list is its ``index`` in the report, which is how
-    the site's verification labels (conf/snippet_labels.py) find it again."""
-    return [node for node in tree.findall(nodes.literal_block) if _in_cell(node) != "output"]
+    the site's verification labels (docs/_ext/snippet_labels.py) find it again."""
+    return [node for node in tree.findall(nodes.literal_block) if in_cell(node) != "output"]
 
 
 def collect(doctrees: Path, root: Path) -> tuple[list[Block], dict]:
@@ -89,7 +89,7 @@ def collect(doctrees: Path, root: Path) -> tuple[list[Block], dict]:
         previous: Block | None = None
         for index, node in enumerate(page_blocks(tree)):
             language = node.get("language") or ""
-            cell = _in_cell(node)
+            cell = in_cell(node)
             text = node.astext()
             included = node.get("source")
             block = Block(page=docname, source=source, line=node.line, language=language,

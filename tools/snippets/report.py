@@ -91,7 +91,7 @@ def write(blocks: list[Block], problems: list[Problem], out: Path, seconds: floa
             # Doxygen examples have no page line: show the header line they come from.
             "line": b.line or b.where.partition("(from ")[2].rstrip(")"), "language": b.language or "(none)", "kind": b.kind,
             "status": b.status, "detail": b.detail, "where": b.where,
-            # For the labels under each block on the site (conf/snippet_labels.py):
+            # For the labels under each block on the site (docs/_ext/snippet_labels.py):
             "index": b.index, "page_line": b.line, "verifier": b.verifier, "how": how(b), "tool": tool_version(b.tool),
             "file": _shown(b.include, root) if b.include else "",
             "output_compared": b.expected_output is not None or b.language == "pycon"})

@@ -11,7 +11,7 @@ the traceback mode, shows on every page only if every page runs again. Hashes
 are kept beside myst-nb's cache.
 
 A recipe's notebook runs from the recipe's zip in the take-away venv
-(conf/parallel_notebooks.py), so its hash also covers the zip (the helper
+(docs/_ext/parallel_notebooks.py), so its hash also covers the zip (the helper
 headers and vendored helpers it carries) and what the venv is made from; and
 the page runs again when that run's record (tools/recipe_runs.py) is missing.
 """

@@ -23,7 +23,7 @@ from pathlib import Path
 from docutils import nodes
 from sphinx.transforms.post_transforms import SphinxPostTransform
 
-INVENTORIES = Path(__file__).resolve().parent / "inventories"
+INVENTORIES = Path(__file__).resolve().parents[2] / "conf" / "inventories"
 
 # name -> (where the pages are, the local inventory file)
 MAPPING = {

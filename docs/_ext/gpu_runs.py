@@ -26,7 +26,7 @@ from pathlib import Path
 from docutils import nodes
 from sphinx import addnodes
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "docs" / "gpu-runs" / "data"
 PAGE = "gpu-runs/index"
 GPU_WORDS = re.compile(r"cuda|gpu|nvshmem", re.IGNORECASE)

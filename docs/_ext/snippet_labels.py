@@ -29,10 +29,10 @@ from pathlib import Path
 
 from docutils import nodes
 
-from tools.snippets.collect import _in_cell, page_blocks
+from tools.snippets.collect import in_cell, page_blocks
 
 CSS = """\
-/* Verification labels under code blocks (conf/snippet_labels.py). */
+/* Verification labels under code blocks (docs/_ext/snippet_labels.py). */
 p.snippet-label {
   margin: -0.6rem 0 1rem;
   font-size: 0.75rem;
@@ -155,7 +155,7 @@ def add_labels(app, doctree, docname: str) -> None:
             continue
         tag = nodes.paragraph("", text, classes=["snippet-label", f"snippet-label-{row['how']}"])
         anchor = node
-        if _in_cell(node) is None and isinstance(node.parent, nodes.container) \
+        if in_cell(node) is None and isinstance(node.parent, nodes.container) \
                 and "literal-block-wrapper" in node.parent.get("classes", []):
             anchor = node.parent  # after the caption's wrapper, not inside it
         anchor.parent.insert(anchor.parent.index(anchor) + 1, tag)
@@ -177,7 +177,7 @@ def write_css(app, exception) -> None:
 
 
 def setup(app):
-    app.setup_extension("tools.snippets.sphinx_ext")  # the snippets_report setting
+    app.setup_extension("snippet_blocks")  # the snippets_report setting
     app.add_css_file("snippet-labels.css")
     app.connect("env-updated", pages_to_rewrite)
     app.connect("doctree-resolved", add_labels)
