@@ -33,8 +33,8 @@ LEVELS = {
                 "05-dtype-dispatch"]),
     "frameworks": ("Frameworks and callers", "One library, called from PyTorch (eager, compiled, autograd), "
                    "NumPy, JAX, C and C++, with typed Python on top.",
-                   ["08-many-frameworks", "11-from-torch-extension", "12-torch-compile", "18-autograd",
-                    "17-typed-python-layer", "23-config-objects", "16-objects-and-callbacks",
+                   ["08-many-frameworks", "11-from-torch-extension", "24-torch-stable-abi", "12-torch-compile",
+                    "18-autograd", "17-typed-python-layer", "23-config-objects", "16-objects-and-callbacks",
                     "14-c-and-cpp-callers"]),
     "performance": ("Performance", "What a call costs and what a kernel reaches, measured.",
                     ["09-call-overhead", "10-rmsnorm", "15-jit-kernels"]),

@@ -106,6 +106,7 @@ REFERENCES = {
     "alloc_twice_raw_env_cpu": _twice,
     "alloc_twice_nd_cpu": _twice,
     "silu_ffi_cpu": _silu,
+    "scale_into_cpu": _unary(lambda x, alpha: torch.tensor(alpha).float().double() * x),
     "tensor_data_address": lambda before, after, result: _check(result == after[0].data_ptr(), result),
     "tensor_data_address_into_cpu": _address_into,
     "overhead_noop1_cpu": lambda before, after, result: _check(result is None, result),
