@@ -84,11 +84,16 @@ def dynamic(path: Path, tag: str) -> list[str]:
     return re.findall(rf"\({tag}\)\s+.*\[(.*)\]", out)
 
 
-def torch_cpp_imports(path: Path) -> list[str]:
-    """Undefined symbols of torch's C++ API (namespaces c10, at, torch) the library imports."""
+def imports(path: Path) -> list[str]:
+    """The undefined dynamic symbols of a library: what it imports."""
     out = subprocess.run(["nm", "-D", "--undefined-only", str(path)], capture_output=True, text=True,
                          check=True).stdout
-    return [s for s in out.split() if s.startswith(("_ZN3c10", "_ZNK3c10", "_ZN2at", "_ZNK2at", "_ZN5torch"))]
+    return [line.split()[-1] for line in out.splitlines() if line.strip()]
+
+
+def torch_cpp_imports(path: Path) -> list[str]:
+    """The symbols of torch's C++ API (namespaces c10, at, torch) the library imports."""
+    return [s for s in imports(path) if s.startswith(("_ZN3c10", "_ZNK3c10", "_ZN2at", "_ZNK2at", "_ZN5torch"))]
 
 
 def test_only_the_torch_libraries_link_torch():
@@ -102,9 +107,7 @@ def test_only_the_torch_libraries_link_torch():
 def test_the_stable_library_imports_no_cpp_symbol_of_torch():
     assert torch_cpp_imports(library("TORCH_LIBRARY"))
     assert torch_cpp_imports(library("STABLE_TORCH_LIBRARY")) == []
-    out = subprocess.run(["nm", "-D", "--undefined-only", str(library("STABLE_TORCH_LIBRARY"))],
-                         capture_output=True, text=True, check=True).stdout
-    assert "torch_get_mutable_data_ptr" in out.split()  # a C function of torch's stable ABI
+    assert "torch_get_mutable_data_ptr" in imports(library("STABLE_TORCH_LIBRARY"))  # a stable-ABI C function
 
 
 def compiled(fn):
