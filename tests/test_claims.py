@@ -141,13 +141,13 @@ def test_gallery_has_a_card_for_every_recipe_folder():
 
 
 def test_gallery_badges_follow_the_sources():
-    from ffi_cookbook import recipes
+    from ffi_cookbook import catalog
     gallery = _gallery()
-    by_name = {r.name: gallery.needs(r) for r in recipes.recipes()}
+    by_name = {r.name: gallery.needs(r) for r in catalog.recipes()}
     assert by_name["02-tensor-and-view"] == "cpu"  # CPU sources only
     assert by_name["01-add-one"] == "cuda"  # add_one_cuda.cu
     assert by_name["07-nvshmem"] == "multi"  # ring_nvshmem.cu
-    for recipe in recipes.recipes():
+    for recipe in catalog.recipes():
         has_cuda = any(recipe.folder.rglob("*.cu"))  # recipe 22's are in its template/src/
         assert (by_name[recipe.name] == "cpu") == (not has_cuda), recipe.name
 

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from ffi_cookbook import kernel_library, recipes
+from ffi_cookbook import catalog, kernel_library, takeaway
 from ffi_cookbook.cli import main as cli_main
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -90,7 +90,7 @@ def test_list_names_every_recipe_with_its_variants():
     done = subprocess.run([sys.executable, "-m", "ffi_cookbook", "list"], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     rows = {line.split()[0]: line.split()[1:4] for line in done.stdout.splitlines()[1:] if line[:2].isdigit()}
-    assert list(rows) == [r.name for r in recipes.recipes()]
+    assert list(rows) == [r.name for r in catalog.recipes()]
     assert rows["10-rmsnorm"] == ["CPU+CUDA", "optional", "yes"]
     assert rows["07-nvshmem"] == ["CPU+NVSHMEM", "required", "no"]
     assert rows["02-tensor-and-view"] == ["CPU", "no", "yes"]
@@ -102,7 +102,7 @@ def test_get_writes_the_self_contained_folder(tmp_path):
     assert done.returncode == 0, done.stderr
     written = {p.relative_to(tmp_path / "rms").as_posix(): p.read_bytes()
                for p in (tmp_path / "rms").rglob("*") if p.is_file()}
-    assert written == recipes.recipe_files("10-rmsnorm")
+    assert written == takeaway.recipe_files("10-rmsnorm")
     before = tree_digest(tmp_path)
     for args in (("get", "10", tmp_path / "rms"), ("get", "no-such-recipe", tmp_path / "other"), ("get", "10")):
         refused = cli(*args)
@@ -185,7 +185,7 @@ def test_new_add_wheel_and_run_in_a_fresh_venv(takeaway_venv, tmp_path):
     assert " failed" not in tests.stdout, tests.stdout[-3000:]
     passed = {line.split("::")[0] for line in tests.stdout.splitlines() if " PASSED" in line}
     expected = {"tests/test_mylib.py"} | {f"tests/{p.name}" for name in ADDED
-                                          for p in recipes.recipe(name).folder.glob("test_*.py")}
+                                          for p in catalog.recipe(name).folder.glob("test_*.py")}
     assert expected <= passed, (expected - passed, tests.stdout[-3000:])  # every added test file ran
     print(f"new + add {len(ADDED)} + wheel + install: {built - start:.0f} s; "
           f"tests: {tests.stdout.strip().splitlines()[-1]}")

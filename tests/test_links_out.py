@@ -26,7 +26,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "docs" / "_ext"))
 
 import links_out  # noqa: E402
-from ffi_cookbook import recipes  # noqa: E402
+from ffi_cookbook import jupyter  # noqa: E402
 from tools import inventories  # noqa: E402
 
 # A role and the object types it may link to (as Sphinx's Python domain has them).
@@ -139,7 +139,7 @@ def test_every_python_role_target_is_in_an_inventory():
 def test_downloaded_notebooks_keep_python_names_as_code():
     text = ("Use {py:func}`torch.compile`, {py:func}`np.from_dlpack(t) <numpy.from_dlpack>`,\n"
             "{py:exc}`ValueError` and {py:mod}`ctypes`; {cpp:func}`CheckLaunch <CheckLaunch>` too.")
-    plain = recipes.markdown_for_jupyter(text, ROOT / "cookbook" / "01-add-one", "test", {})
+    plain = jupyter.markdown_for_jupyter(text, ROOT / "cookbook" / "01-add-one", "test", {})
     assert plain == ("Use `torch.compile`, `np.from_dlpack(t)`,\n"
                      "`ValueError` and `ctypes`; `CheckLaunch` too.")
 

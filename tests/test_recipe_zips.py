@@ -1,7 +1,7 @@
 """Every recipe leaves the site as a zip that builds, passes its test and runs its notebook alone.
 
 The zip is the one the built site offers (``<build>/html/downloads``) when the
-site was built, else the generator's (``ffi_cookbook.recipes``, which the site
+site was built, else the generator's (``ffi_cookbook.takeaway``, which the site
 uses too). The recipe pipeline (tools/recipe_runs.py) unzips it into an empty
 folder, executes ``notebook.ipynb`` there and runs the README's ```bash block in
 one fresh venv without ``ffi_cookbook`` (tools/takeaway_venv.py). The site build
@@ -28,7 +28,8 @@ from pathlib import Path
 import jupytext
 import pytest
 
-from ffi_cookbook import recipes
+from docs._ext import recipe_downloads  # the page-code zips are the site's alone
+from ffi_cookbook import catalog, takeaway
 from tools import recipe_runs
 from tools.snippets.markers import regions
 
@@ -36,9 +37,9 @@ ROOT = Path(__file__).resolve().parents[1]
 BUILD = Path(os.environ.get("FFI_COOKBOOK_BUILD_DIR") or ROOT / "_build")
 SITE_DOWNLOADS = BUILD / "html" / "downloads"
 ZIP_TESTS = "zip-tests"  # where each zip test unzips its recipe, in the build root
-RECIPE_NAMES = [r.name for r in recipes.recipes()]
+RECIPE_NAMES = [r.name for r in catalog.recipes()]
 #: Recipe folders; the snippet checker links a page's ```bash lines to their READMEs' blocks, run here.
-RECIPES = [r.folder for r in recipes.recipes()]
+RECIPES = [r.folder for r in catalog.recipes()]
 REQUIRED = {"CMakeLists.txt", "README.md", "requirements.txt", "notebook.ipynb"}
 #: requirement names that are tools a recipe runs rather than modules it imports
 TOOLS = {"01-add-one": {"ninja"}, "09-call-overhead": {"ninja", "nanobind"}, "11-from-torch-extension": {"ninja"},
@@ -52,7 +53,7 @@ HELPER_INCLUDE = re.compile(r'#\s*include\s*[<"]ffi_cookbook/(\w+\.h)[>"]')
 
 def zip_for(name: str) -> bytes:
     """The zip the site offers for recipe ``name``; the generator's when no site was built."""
-    generated = recipes.zip_bytes(recipes.recipe_files(name), name)
+    generated = takeaway.zip_bytes(takeaway.recipe_files(name), name)
     site = SITE_DOWNLOADS / f"{name}.zip"
     if site.is_file():
         assert site.read_bytes() == generated, f"{site} is stale: rebuild the site (make docs)"
@@ -69,7 +70,7 @@ def readme_commands(readme: Path) -> str:
 @pytest.mark.parametrize("name", RECIPE_NAMES)
 def test_zip_is_plain_complete_and_deterministic(name):
     data = zip_for(name)
-    assert recipes.zip_bytes(recipes.recipe_files(name), name) == data  # same bytes every time
+    assert takeaway.zip_bytes(takeaway.recipe_files(name), name) == data  # same bytes every time
     archive = zipfile.ZipFile(io.BytesIO(data))
     files = {}
     for info in archive.infolist():
@@ -78,10 +79,10 @@ def test_zip_is_plain_complete_and_deterministic(name):
         assert not info.filename.startswith("/") and ".." not in parts and "" not in parts[1:]
         mode = info.external_attr >> 16
         assert stat.S_ISREG(mode) and not stat.S_ISLNK(mode), f"{info.filename}: not a plain file"
-        assert info.date_time == recipes.ZIP_DATE
+        assert info.date_time == takeaway.ZIP_DATE
         files["/".join(parts[1:])] = archive.read(info)
     assert list(files) == sorted(files)
-    required = REQUIRED if (recipes.recipe(name).folder / "CMakeLists.txt").is_file() else REQUIRED - {"CMakeLists.txt"}
+    required = REQUIRED if (catalog.recipe(name).folder / "CMakeLists.txt").is_file() else REQUIRED - {"CMakeLists.txt"}
     assert required <= set(files), required - set(files)
     for rel, content in files.items():
         assert str(ROOT).encode() not in content, f"{rel} names this checkout"
@@ -89,7 +90,7 @@ def test_zip_is_plain_complete_and_deterministic(name):
             assert not IMPORT_OF_PACKAGE.search(content.decode()), f"{rel} imports ffi_cookbook"
     cells = json.loads(files["notebook.ipynb"])["cells"]
     # The page shows the outputs of this notebook's run (tools/recipe_runs.py): same code, word for word.
-    page_code = [c.source for c in jupytext.read(recipes.recipe(name).folder / "notebook.md").cells
+    page_code = [c.source for c in jupytext.read(catalog.recipe(name).folder / "notebook.md").cells
                  if c.cell_type == "code"]
     assert [c["source"] for c in cells if c["cell_type"] == "code"] == page_code
     for cell in cells:
@@ -98,13 +99,13 @@ def test_zip_is_plain_complete_and_deterministic(name):
             assert not re.search(r"```\{|^:::|\{(doc|ref|literalinclude)\}", cell["source"], re.M), cell["source"]
     # Each literalinclude became a code block holding the region the page shows.
     markdown = "\n".join(c["source"] for c in cells if c["cell_type"] == "markdown")
-    page = (recipes.recipe(name).folder / "notebook.md").read_text()
+    page = (catalog.recipe(name).folder / "notebook.md").read_text()
     for target, region in re.findall(r'\{literalinclude\} (\S+)\n(?::\S+:.*\n)*?:start-after: "\[(\w+)\.begin\]"', page):
-        begin, end = regions(recipes.recipe(name).folder / target)[0][region]
-        lines = (recipes.recipe(name).folder / target).read_text().splitlines()[begin:end - 1]
+        begin, end = regions(catalog.recipe(name).folder / target)[0][region]
+        lines = (catalog.recipe(name).folder / target).read_text().splitlines()[begin:end - 1]
         assert "\n".join(lines).strip("\n") in markdown, (target, region)
     # Exactly the helper headers the sources include, directly or through each other.
-    included = {h for rel, content in files.items() if Path(rel).suffix in recipes.C_SUFFIXES
+    included = {h for rel, content in files.items() if Path(rel).suffix in takeaway.C_SUFFIXES
                 for h in HELPER_INCLUDE.findall(content.decode())}
     shipped = {rel.split("/")[-1] for rel in files if re.match(r"(template/)?include/ffi_cookbook/", rel)}
     assert shipped == included
@@ -112,7 +113,7 @@ def test_zip_is_plain_complete_and_deterministic(name):
 
 @pytest.mark.parametrize("name", RECIPE_NAMES)
 def test_requirements_are_what_the_recipe_imports(name):
-    folder = recipes.recipe(name).folder
+    folder = catalog.recipe(name).folder
     local = {p.stem for p in folder.glob("*.py")}
     sources = [p.read_text() for p in folder.glob("test_*.py")]
     sources += [c.source for c in jupytext.read(folder / "notebook.md").cells if c.cell_type == "code"]
@@ -143,7 +144,7 @@ def test_site_offers_every_download():
         for target, text in ((f"{name}.ipynb", "Download notebook (.ipynb)"), (f"{name}.zip", "Download recipe (.zip)")):
             assert f'download href="../../downloads/{target}">{text}</a>' in page, (name, target)
             assert (SITE_DOWNLOADS / target).is_file()
-        assert (SITE_DOWNLOADS / f"{name}.ipynb").read_bytes() == recipes.recipe_files(name)["notebook.ipynb"]
+        assert (SITE_DOWNLOADS / f"{name}.ipynb").read_bytes() == takeaway.recipe_files(name)["notebook.ipynb"]
     code_pages = [p for section in ("guides", "concepts") for p in sorted((ROOT / "docs" / section).glob("*.md"))
                   if "{literalinclude} code/" in p.read_text()]
     assert code_pages
@@ -155,7 +156,7 @@ def test_site_offers_every_download():
         assert f"{folder}-code/CMakeLists.txt" in names
         # Every helper header the shown sources include (directly) travels with them.
         included = {m for f in (ROOT / "docs" / folder / "code").iterdir() if f.suffix in (".c", ".cc", ".cu", ".h")
-                    for m in recipes.HELPER_INCLUDE.findall(f.read_text())}
+                    for m in takeaway.HELPER_INCLUDE.findall(f.read_text())}
         assert {f"{folder}-code/include/{h}" for h in included} <= set(names), folder
 
 
@@ -189,8 +190,8 @@ def test_a_run_s_build_serves_only_today_s_files(tmp_path):
     """tools/recipe_runs.build_of_run: the fuzz, the threads and the RPATH scan load a site run's
     build instead of building the checkout's folder, only while it is of today's files."""
     name, key = "01-add-one", "venv key"
-    files = recipes.recipe_files(name)
-    data = recipes.zip_bytes(files, name)
+    files = takeaway.recipe_files(name)
+    data = takeaway.zip_bytes(files, name)
     runs = tmp_path / recipe_runs.RUNS
     zipfile.ZipFile(io.BytesIO(data)).extractall(runs)
     build = runs / name / "build"
@@ -223,8 +224,8 @@ CODE_FOLDERS = [ROOT / "docs" / section / "code" for section in ("guides", "conc
 
 @pytest.mark.parametrize("folder", CODE_FOLDERS, ids=lambda p: p.parent.name)
 def test_page_code_zip_builds_alone(folder, takeaway_venv, tmp_path):
-    name = recipes.code_folder_name(folder)
-    generated = recipes.zip_bytes(recipes.code_folder_files(folder), name)
+    name = recipe_downloads.code_folder_name(folder)
+    generated = takeaway.zip_bytes(recipe_downloads.code_folder_files(folder), name)
     site = SITE_DOWNLOADS / f"{name}.zip"
     if site.is_file():
         assert site.read_bytes() == generated, f"{site} is stale: rebuild the site (make docs)"
@@ -287,7 +288,7 @@ def test_zip_builds_passes_and_runs_its_notebook_alone(name, takeaway_venv, requ
 def test_the_vendored_testing_helper_imports_no_pytest(tmp_path):
     """A notebook imports cookbook_testing (TOLERANCE, machine_summary); pytest is a test's tool,
     so the module imports it only when a test takes one of its skip marks."""
-    files = next(f for f in map(recipes.recipe_files, RECIPE_NAMES) if "cookbook_testing.py" in f)
+    files = next(f for f in map(takeaway.recipe_files, RECIPE_NAMES) if "cookbook_testing.py" in f)
     for rel in ("cookbook_testing.py",):
         (tmp_path / rel).write_bytes(files[rel])
     probe = ("import sys, cookbook_testing as t; assert 'pytest' not in sys.modules, 'imported pytest'; "

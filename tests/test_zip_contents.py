@@ -1,6 +1,6 @@
 """Each recipe's zip holds files a reader copies as they are (issue 26, item 4).
 
-Checked on the zips the generator writes (``ffi_cookbook.recipes``, which the site
+Checked on the zips the generator writes (``ffi_cookbook.takeaway``, which the site
 uses): no line that only marks a page's region, no compiler-cache, CI or sanitizer
 line, no path out of the folder, a short CMakeLists.txt where the recipe is one CPU
 and one CUDA source, and a README that names only files the zip holds.
@@ -15,9 +15,9 @@ from pathlib import PurePosixPath
 
 import pytest
 
-from ffi_cookbook import recipes
+from ffi_cookbook import catalog, takeaway
 
-RECIPE_NAMES = [r.name for r in recipes.recipes()]
+RECIPE_NAMES = [r.name for r in catalog.recipes()]
 MARKER = re.compile(r"\[[\w.-]+\.(?:begin|end)\]")
 MACHINERY = re.compile(r"ccache|COMPILER_LAUNCHER|CCACHE_|-ffile-prefix-map|FFI_COOKBOOK_SANITIZE|"
                        r"FFI_COOKBOOK_BUILD_DIR|GITHUB_ACTIONS|\.ci/")
@@ -31,7 +31,7 @@ TEXT = {".md", ".txt", ".py", ".cc", ".cu", ".cuh", ".h", ".hpp", ".cpp", ".c", 
 
 def zipped(name: str) -> dict[str, str]:
     """The text files of recipe ``name``'s zip, as the zip holds them."""
-    data = recipes.zip_bytes(recipes.recipe_files(name), name)
+    data = takeaway.zip_bytes(takeaway.recipe_files(name), name)
     archive = zipfile.ZipFile(io.BytesIO(data))
     files = {}
     for info in archive.infolist():
@@ -83,7 +83,7 @@ def test_cmake_of_one_cpu_and_one_cuda_source_is_short(recipe_zip):
 
 def test_readme_names_only_files_the_zip_holds(recipe_zip):
     name, files = recipe_zip
-    every = set(recipes.recipe_files(name))
+    every = set(takeaway.recipe_files(name))
     folders = {str(p) + "/" for rel in every for p in PurePosixPath(rel).parents if str(p) != "."}
     named = set(FILE_NAME.findall(files["README.md"]))
     # what a build makes, the folder itself, and tvm_ffi's own headers are not the zip's
@@ -94,7 +94,7 @@ def test_readme_names_only_files_the_zip_holds(recipe_zip):
 
 
 def test_recipe_01_is_tvm_ffi_alone_and_small():
-    files = recipes.recipe_files("01-add-one")
+    files = takeaway.recipe_files("01-add-one")
     assert not any(rel.startswith("include/") for rel in files)
     assert "cookbook_build.py" not in files and "cookbook_testing.py" not in files
-    assert len(recipes.zip_bytes(files, "01-add-one")) < 20_000
+    assert len(takeaway.zip_bytes(files, "01-add-one")) < 20_000

@@ -100,11 +100,11 @@ def execute_recipe(name: str, build: Path, out: Path, stamp: dict) -> tuple[str,
     """Recipe ``name``'s notebook, run from its zip as the site build runs it (tools/recipe_runs.py),
     with this interpreter's packages (on a GPU box: its CUDA torch and the carried wheels)."""
     sys.path.insert(0, str(ROOT))
-    from ffi_cookbook import recipes
+    from ffi_cookbook import takeaway
     from tools import recipe_runs
     from tools.takeaway_venv import Venv
 
-    data = recipes.zip_bytes(recipes.recipe_files(name), name)
+    data = takeaway.zip_bytes(takeaway.recipe_files(name), name)
     executed = build / "gpu-check" / recipe_runs.RUNS / f"{name}.executed.ipynb"
     executed.unlink(missing_ok=True)
     start = time.perf_counter()
@@ -118,7 +118,7 @@ def execute_recipe(name: str, build: Path, out: Path, stamp: dict) -> tuple[str,
         error = scrub_text(next((line for line in reversed(lines) if "Error" in line), lines[-1]))[:500]
         # the cells up to the failing one, its traceback included, when the notebook got that far
         notebook = (nbformat.read(executed, as_version=4) if executed.is_file() else
-                    nbformat.reads(recipes.recipe_files(name)["notebook.ipynb"].decode(), as_version=4))
+                    nbformat.reads(takeaway.recipe_files(name)["notebook.ipynb"].decode(), as_version=4))
     seconds = round(time.perf_counter() - start, 1)
     scrub_paths(notebook)
     notebook.metadata["ffi_cookbook_gpu_run"] = dict(stamp, seconds=seconds, error=error)

@@ -191,15 +191,15 @@ def record_for(name: str, data: bytes, build: Path, key: str | None = None, runs
 
 def build_of_run(name: str, files: dict[str, bytes], build: Path, key: str | None = None) -> Path | None:
     """The build folder the site build's run of recipe ``name`` left (``<folder>/build``), when
-    that run was of the zip of ``files`` (the recipe as it is now: ``recipes.recipe_files``) and
+    that run was of the zip of ``files`` (the recipe as it is now: ``takeaway.recipe_files``) and
     the unzipped folder still holds them, byte for byte; else None.
 
     The tests that load every recipe's libraries (the fuzz, the threads, the RPATH scan) use it
     instead of building each recipe folder of the checkout again from the same sources."""
-    from ffi_cookbook import recipes
+    from ffi_cookbook import catalog, takeaway
 
     folder = build / RUNS / name
-    if record_for(name, recipes.zip_bytes(files, name), build, key) is None:
+    if record_for(name, takeaway.zip_bytes(files, name), build, key) is None:
         return None
     for rel, content in files.items():
         path = folder / rel
@@ -210,9 +210,9 @@ def build_of_run(name: str, files: dict[str, bytes], build: Path, key: str | Non
 
 def recipe_name(number_or_name: str) -> str:
     """``10``, ``10-rmsnorm`` or ``rmsnorm`` -> ``10-rmsnorm``."""
-    from ffi_cookbook import recipes
+    from ffi_cookbook import catalog, takeaway
 
-    names = [r.name for r in recipes.recipes()]
+    names = [r.name for r in catalog.recipes()]
     wanted = number_or_name.strip().rstrip("/").split("/")[-1]
     found = [n for n in names if n == wanted or n.split("-", 1)[0] == wanted.zfill(2)
              or n.split("-", 1)[1] == wanted]
@@ -227,7 +227,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--name", action="store_true", help="print the recipe's full name and stop")
     parser.add_argument("--build", type=Path, default=Path(os.environ.get("FFI_COOKBOOK_BUILD_DIR") or "_build"))
     opts = parser.parse_args(argv)
-    from ffi_cookbook import recipes
+    from ffi_cookbook import catalog, takeaway
     from tools.takeaway_venv import venv_at
 
     name = recipe_name(opts.recipe)
@@ -235,7 +235,7 @@ def main(argv: list[str] | None = None) -> int:
         print(name)
         return 0
     build = opts.build.resolve()
-    data = recipes.zip_bytes(recipes.recipe_files(name), name)
+    data = takeaway.zip_bytes(takeaway.recipe_files(name), name)
     key = inputs_key()
     record = record_for(name, data, build, key)
     if record is not None:

@@ -20,7 +20,7 @@ from pathlib import Path
 import jupytext
 import nbclient
 
-from ffi_cookbook import recipes
+from ffi_cookbook import takeaway
 from ffi_cookbook.build import build_root, checkout_root
 
 
@@ -32,7 +32,7 @@ def folder_to_run_in(path: Path) -> Path:
         return folder
     copy = build_root(checkout) / "notebook-runs" / folder.name
     shutil.rmtree(copy, ignore_errors=True)
-    return recipes.write_recipe(folder.name, copy)  # the files of its zip
+    return takeaway.write_recipe(folder.name, copy)  # the files of its zip
 
 
 def run(path: Path, timeout: int = 900) -> float:

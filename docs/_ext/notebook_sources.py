@@ -62,7 +62,7 @@ def _notebooks(srcdir: Path):
 def takeaway_digests(notebooks: list[Path], srcdir: Path, build: Path) -> tuple[dict, set]:
     """For each recipe notebook: the digest of its zip and of the take-away venv's inputs;
     and the recipe notebooks without a record of running that zip (see tools/recipe_runs.py)."""
-    from ffi_cookbook import recipes
+    from ffi_cookbook import takeaway
     from parallel_notebooks import recipe_of
     from tools import recipe_runs
     from tools.takeaway_venv import inputs_key
@@ -74,7 +74,7 @@ def takeaway_digests(notebooks: list[Path], srcdir: Path, build: Path) -> tuple[
         if name is None:
             continue
         key = key or inputs_key()
-        data = recipes.zip_bytes(recipes.recipe_files(name), name)
+        data = takeaway.zip_bytes(takeaway.recipe_files(name), name)
         digests[nb] = f"{recipe_runs.zip_digest(data)} {key}"
         if recipe_runs.record_for(name, data, build, key) is None:
             unrecorded.add(nb)

@@ -61,10 +61,10 @@ def _execute_one(path: str, notebook, recipe: str | None, timeout: int, allow_er
             raise result.err
         return result.time
     import nbformat
-    from ffi_cookbook import recipes
+    from ffi_cookbook import catalog, takeaway
     from tools import recipe_runs
 
-    data = recipes.zip_bytes(recipes.recipe_files(recipe), recipe)
+    data = takeaway.zip_bytes(takeaway.recipe_files(recipe), recipe)
     executed, record = recipe_runs.run_from_zip(recipe, data, _TAKEAWAY["build"], _TAKEAWAY["venv"], timeout,
                                                 _TAKEAWAY["key"], readme=readme)
     take_outputs(notebook, nbformat.read(executed, as_version=4))
@@ -98,9 +98,9 @@ def _execute_folder(folder: str, timeout: int, allow_errors: bool, readme: bool 
 
 @functools.cache
 def _recipe_names() -> frozenset[str]:
-    from ffi_cookbook import recipes
+    from ffi_cookbook import catalog, takeaway
 
-    return frozenset(r.name for r in recipes.recipes())
+    return frozenset(r.name for r in catalog.recipes())
 
 
 def recipe_of(docname: str) -> str | None:

@@ -2,7 +2,7 @@
 
 Every recipe page gets "Download notebook (.ipynb)" and "Download recipe (.zip)"
 under its title; a guide or concept page that builds a ``code/`` folder gets
-"Download this page's code (.zip)". The files come from ``ffi_cookbook.recipes``
+"Download this page's code (.zip)". The files come from ``ffi_cookbook.takeaway``
 (the generator behind ``ffi-cookbook get``) and are written into the HTML output
 (``downloads/``) when the build finishes, never into the source tree. The
 notebook download is the zip's own ``notebook.ipynb`` (no outputs: the page
@@ -18,11 +18,34 @@ from pathlib import Path
 from docutils import nodes
 from sphinx.util.osutil import relative_uri
 
-from ffi_cookbook import recipes
+from ffi_cookbook import takeaway
 
 FOLDER = "downloads"
 _RECIPE_DOC = re.compile(r"^cookbook/(\d\d-[\w-]+)/notebook$")
 _CODE_INCLUDE = re.compile(r"\{literalinclude\}\s+code/")
+
+
+def code_folder_files(folder: Path) -> dict[str, bytes]:
+    """The ``code/`` folder of a guide or concept page, self-contained, with a README.
+
+    Its zip's top folder is ``code_folder_name(folder)``, e.g. ``guides-code``.
+    """
+    files = takeaway.folder_files(folder)
+    section = folder.parent.name
+    files["README.md"] = (
+        f"# Code of the {section} pages of the TVM FFI Kernel Cookbook\n\n"
+        "The C, C++ and CUDA files those pages show, with the helper headers they include\n"
+        "(`include/ffi_cookbook/`). Build them with a Python that has\n"
+        "`apache-tvm-ffi==0.1.15.post2` (with `nvcc` on `PATH` the CUDA sources too):\n\n"
+        "```bash\n"
+        'cmake -S . -B build -DPython_EXECUTABLE="$(command -v python)"\n'
+        "cmake --build build\n"
+        "```\n").encode()
+    return dict(sorted(files.items()))
+
+
+def code_folder_name(folder: Path) -> str:
+    return f"{folder.parent.name}-code"
 
 
 def _code_folder(app, docname: str) -> Path | None:
@@ -44,7 +67,7 @@ def _links(app, docname: str) -> list[tuple[str, str]]:
                 ("Download recipe (.zip)", f"{FOLDER}/{name}.zip")]
     folder = _code_folder(app, docname)
     if folder:
-        return [("Download this page's code (.zip)", f"{FOLDER}/{recipes.code_folder_name(folder)}.zip")]
+        return [("Download this page's code (.zip)", f"{FOLDER}/{code_folder_name(folder)}.zip")]
     return []
 
 
@@ -86,13 +109,13 @@ def _write_downloads(app, exception) -> None:
         if not match:
             continue
         name = match[1]
-        files = recipes.recipe_files(name)
-        recipes.write_zip(files, name, out / f"{name}.zip")
+        files = takeaway.recipe_files(name)
+        takeaway.write_zip(files, name, out / f"{name}.zip")
         (out / f"{name}.ipynb").write_bytes(files["notebook.ipynb"])
     folders = {_code_folder(app, docname) for docname in app.env.found_docs} - {None}
     for folder in sorted(folders):
-        name = recipes.code_folder_name(folder)
-        recipes.write_zip(recipes.code_folder_files(folder), name, out / f"{name}.zip")
+        name = code_folder_name(folder)
+        takeaway.write_zip(code_folder_files(folder), name, out / f"{name}.zip")
 
 
 def setup(app):

@@ -17,15 +17,15 @@ import os
 import sys
 from pathlib import Path
 
-from ffi_cookbook import kernel_library, recipes
-from ffi_cookbook.recipes import RecipeError
+from ffi_cookbook import catalog, kernel_library, takeaway
+from ffi_cookbook.catalog import RecipeError
 
 REFUSED = 2
 
 
 def _list(args) -> None:
     rows = [("RECIPE", "VARIANTS", "GPU", "ADD", "WHAT IT SHOWS")]
-    for r in recipes.recipes():
+    for r in catalog.recipes():
         rows.append((r.name, "+".join(r.variants) or "-", r.gpu,
                      "no" if kernel_library.cannot_add(r) else "yes", r.title.replace("`", "")))
     widths = [max(len(row[i]) for row in rows) for i in range(4)]
@@ -36,8 +36,8 @@ def _list(args) -> None:
 
 
 def _get(args) -> None:
-    r = recipes.recipe(args.recipe)
-    dest = recipes.write_recipe(r.name, args.dest)
+    r = catalog.recipe(args.recipe)
+    dest = takeaway.write_recipe(r.name, args.dest)
     print(f"wrote recipe {r.name} to {dest}")
     print(f"next: cd {dest} && python -m pip install -r requirements.txt, "
           "then the commands in README.md (or open notebook.ipynb)")
@@ -52,7 +52,7 @@ def _new(args) -> None:
 
 def _add(args) -> None:
     written = kernel_library.add_recipe(args.recipe, args.into)
-    r = recipes.recipe(args.recipe)
+    r = catalog.recipe(args.recipe)
     print(f"added {r.name} to {args.into}:")
     for rel in written:
         print(f"  {rel}")

@@ -18,10 +18,8 @@ import keyword
 import re
 from pathlib import Path
 
-from ffi_cookbook.recipes import (
-    VARIANT_SUFFIXES, Recipe, RecipeError, helper_headers, recipe, rewrite_imports,
-    vendored_helpers, write_files,
-)
+from ffi_cookbook.catalog import VARIANT_SUFFIXES, Recipe, RecipeError, recipe
+from ffi_cookbook.takeaway import helper_headers, rewrite_imports, vendored_helpers, write_files
 
 TEMPLATE = Path(__file__).resolve().parent / "templates" / "newlib"
 BEGIN, END = "# [cookbook_kernels.begin]", "# [cookbook_kernels.end]"

@@ -23,7 +23,7 @@ def default_libraries() -> list[Path]:
     Otherwise (no site built, a file changed since, a sanitizer run's build root) the
     checkout's folder is built."""
     import ffi_cookbook
-    from ffi_cookbook import recipes
+    from ffi_cookbook import takeaway
     from ffi_cookbook.build import build_root, cmake_build
     from tools.recipe_runs import RUNS, build_of_run
     from tools.takeaway_venv import inputs_key
@@ -34,7 +34,7 @@ def default_libraries() -> list[Path]:
     for folder in projects():
         name = folder.name
         build = key and folder.parent == ROOT / "cookbook" and build_of_run(
-            name, recipes.recipe_files(name), root, key)
+            name, takeaway.recipe_files(name), root, key)
         build = build or cmake_build(folder, verbose=False)
         libraries += [p for p in sorted(build.glob("lib*.so")) if exports(p)]
     libraries += [p for p in sorted(cmake_build(new_library_copy(), verbose=False).glob("lib*.so"))

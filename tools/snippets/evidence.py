@@ -29,7 +29,7 @@ from functools import cached_property
 from pathlib import Path
 
 from ffi_cookbook.build import build_root
-from ffi_cookbook.recipes import strip_markers
+from ffi_cookbook.takeaway import strip_markers
 from tools.recipe_runs import RUNS
 
 from .collect import Block
@@ -58,7 +58,7 @@ class Evidence:
         name, *rest = path.relative_to(runs).parts
         rel = Path(*rest) if rest else Path()
         twin = (self.root / rel) if rel.parts[:1] == ("include",) else self.root / "cookbook" / name / rel
-        # the zip leaves out the lines that only mark a page's region (recipes.strip_markers)
+        # the zip leaves out the lines that only mark a page's region (takeaway.strip_markers)
         if not twin.is_file() or strip_markers(twin.name, twin.read_bytes()) != path.read_bytes():
             return path
         self.copies[twin] = path

@@ -1,0 +1,141 @@
+"""The recipes of the cookbook: where they are, their names, titles and device variants.
+
+The recipes are read from the checkout's ``cookbook/`` folder, or from the copy
+an installed wheel carries (``ffi_cookbook/data/cookbook``).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+__all__ = ["Recipe", "RecipeError", "recipes", "recipe", "cookbook_dir", "helper_include_dir", "source_files"]
+
+_PACKAGE_DIR = Path(__file__).resolve().parent
+
+#: Kernel variants by file-name suffix (the runtime library collects the same names).
+VARIANT_SUFFIXES = {"_cpu.cc": "CPU", "_cuda.cu": "CUDA", "_nvshmem.cu": "NVSHMEM"}
+#: Never part of a folder: build outputs and caches (hidden folders are skipped too).
+SKIP_DIRS = {"build", "_build", "dist", "__pycache__"}
+SKIP_SUFFIXES = {".pyc", ".so", ".o", ".a", ".whl"}
+
+
+class RecipeError(ValueError):
+    """A recipe that does not exist, or a folder that cannot be made self-contained."""
+
+
+# -- where things are --------------------------------------------------------
+
+def _checkout() -> Path | None:
+    """The source checkout this module runs from, if it does."""
+    root = _PACKAGE_DIR.parents[1]
+    if (root / "cookbook").is_dir() and (root / "include" / "ffi_cookbook").is_dir():
+        return root
+    return None
+
+
+def cookbook_dir() -> Path:
+    """The folder holding the recipes: the checkout's ``cookbook/`` or the wheel's copy."""
+    root = _checkout()
+    folder = root / "cookbook" if root else _PACKAGE_DIR / "data" / "cookbook"
+    if not folder.is_dir():
+        raise RecipeError(f"no recipes found at {folder}: reinstall the ffi-cookbook package")
+    return folder
+
+
+def helper_include_dir() -> Path:
+    """The folder holding ``ffi_cookbook/*.h``: the checkout's ``include/`` or the wheel's copy."""
+    root = _checkout()
+    return root / "include" if root else _PACKAGE_DIR / "include"
+
+
+# -- recipes and what they show ------------------------------------------------
+
+@dataclass(frozen=True)
+class Recipe:
+    """One recipe folder and what ``ffi-cookbook list`` says about it."""
+
+    name: str  #: folder name, e.g. "10-rmsnorm"
+    folder: Path
+    title: str  #: the notebook's title: what the recipe shows
+    variants: tuple  #: ("CPU", "CUDA", "NVSHMEM") found from its source file names
+
+    @property
+    def gpu(self) -> str:
+        """'no', 'optional' (CUDA code next to what runs on the CPU) or 'required' (NVSHMEM).
+
+        CUDA code is a CUDA variant or any other ``.cu`` file (a fatbin's kernel, a demo).
+        """
+        if "NVSHMEM" in self.variants:
+            return "required"
+        return "optional" if "CUDA" in self.variants or any(self.folder.glob("*.cu")) else "no"
+
+    @property
+    def number(self) -> str:
+        return self.name.split("-", 1)[0]
+
+
+def _title(notebook: Path) -> str:
+    for line in notebook.read_text().splitlines():
+        if line.startswith("# "):
+            return line[2:].strip()
+    raise RecipeError(f"{notebook}: no '# title' line")
+
+
+def _variants(folder: Path) -> tuple:
+    """Device variants by file name; any other C/C++ source (not CUDA) counts as CPU."""
+    found = {label for path in source_files(folder) for suffix, label in VARIANT_SUFFIXES.items()
+             if path.name.endswith(suffix)}
+    if any(p.suffix in {".c", ".cc", ".cpp"} for p in source_files(folder)):
+        found.add("CPU")
+    return tuple(label for label in VARIANT_SUFFIXES.values() if label in found)
+
+
+def recipes() -> list[Recipe]:
+    """Every recipe, in reading order."""
+    return [Recipe(p.name, p, _title(p / "notebook.md"), _variants(p))
+            for p in sorted(cookbook_dir().iterdir())
+            if p.is_dir() and re.match(r"\d\d-", p.name) and (p / "notebook.md").is_file()]
+
+
+def recipe(name: str) -> Recipe:
+    """A recipe by folder name ("10-rmsnorm"), slug ("rmsnorm") or number ("10")."""
+    every = recipes()
+    for r in every:
+        if name in (r.name, r.number, r.name.split("-", 1)[1]):
+            return r
+    known = ", ".join(r.name for r in every)
+    raise RecipeError(f"unknown recipe {name!r}; the recipes are: {known}")
+
+
+
+# -- the files of a folder ------------------------------------------------------------
+
+def _git_listed(folder: Path) -> set[str] | None:
+    """Files git shows under ``folder`` of this checkout (tracked, or new and not ignored).
+
+    None outside a checkout (an installed wheel's copy holds only sources).
+    """
+    root = _checkout()
+    if root is None or not folder.resolve().is_relative_to(root.resolve()):
+        return None
+    done = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard", "."],
+                          cwd=folder, capture_output=True, text=True)
+    return set(done.stdout.split("\0")) - {""} if done.returncode == 0 else None
+
+
+def source_files(folder: Path):
+    """The files of ``folder``, sorted: what git lists in a checkout, never builds or caches."""
+    listed = _git_listed(folder)
+    for top, dirs, names in os.walk(folder):
+        dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS and not d.startswith("."))
+        for name in sorted(names):
+            path = Path(top) / name
+            rel = path.relative_to(folder).as_posix()
+            if (path.is_symlink() or path.suffix in SKIP_SUFFIXES
+                    or (listed is not None and rel not in listed)):
+                continue
+            yield path
