@@ -58,14 +58,21 @@ export CMAKE_CXX_COMPILER_LAUNCHER := $(CCACHE_LAUNCHER)
 export CMAKE_CUDA_COMPILER_LAUNCHER := $(CCACHE_LAUNCHER)
 export CXXFLAGS += -ffile-prefix-map=../=
 endif
-# Each configure of a new folder by `make` is told where nvcc is, instead of finding out:
-# conf/cuda-compiler.cmake (not part of any recipe's CMakeLists.txt) sets the compiler
-# that check_language(CUDA) would look for in a probe project of its own.
+# Each configure of a new folder by `make` is told what CMake would find out by compiling
+# test programs (conf/known-compilers.cmake, not part of any recipe's CMakeLists.txt): where
+# nvcc is, and what CMake learnt about each compiler when it configured conf/compiler-facts
+# once into $(COMPILER_FACTS) (made again when a compiler or those files change).
 NVCC := $(shell command -v nvcc)
 ifneq ($(NVCC),)
 export FFI_COOKBOOK_NVCC := $(NVCC)
-export CMAKE_TOOLCHAIN_FILE := $(abspath conf/cuda-compiler.cmake)
 endif
+COMPILER_FACTS := $(abspath $(BUILD))/compiler-facts
+export FFI_COOKBOOK_COMPILER_FACTS := $(COMPILER_FACTS)
+export CMAKE_TOOLCHAIN_FILE := $(abspath conf/known-compilers.cmake)
+COMPILERS := $(realpath $(shell command -v cc c++) $(NVCC))
+$(COMPILER_FACTS)/CMakeCache.txt: conf/compiler-facts/CMakeLists.txt conf/known-compilers.cmake $(COMPILERS)
+	@rm -rf $(COMPILER_FACTS)
+	@cmake -S conf/compiler-facts -B $(COMPILER_FACTS) > /dev/null
 
 # When each step starts and ends: `tools/bench_loop.py report` turns this log,
 # pytest's junit files and the notebook timings into the breakdown table.
@@ -125,13 +132,13 @@ chromium-tool: ## install Chromium when it is missing (the browser tests)
 test: | chromium-tool
 
 # Reconfigure when the venv changes: the toolchains found (CUDA, NVSHMEM) may differ.
-build/runtime/CMakeCache.txt: $(STAMP)
+build/runtime/CMakeCache.txt: $(STAMP) | $(COMPILER_FACTS)/CMakeCache.txt
 	$(call phase,runtime,begin)
 	cmake -S runtime -B build/runtime -G Ninja -DPython_EXECUTABLE=$(PY)
 	@touch $@
 	$(call phase,runtime,end)
 
-runtime: build/runtime/CMakeCache.txt ## the recipe library (build/runtime)
+runtime: build/runtime/CMakeCache.txt $(COMPILER_FACTS)/CMakeCache.txt ## the recipe library (build/runtime)
 	$(call phase,runtime,begin)
 	cmake --build build/runtime
 	$(call phase,runtime,end)
@@ -150,14 +157,15 @@ SPHINX = $(OUT_OF_TREE) $(PY) -m sphinx -b html -c conf docs $(BUILD)/html \
 	  $(SPHINX_FLAGS) -d $(BUILD)/doctrees -w $(BUILD)/warnings.log
 
 # The site, notebooks executed (myst-nb caches them in $(BUILD)/.jupyter_cache).
-# The take-away venv the recipes run in (tools/takeaway_venv.py) is made in the background
-# while the runtime and doxygen run, when it is missing or out of date; the site build waits
-# for it (a lock) before it runs the recipes, and makes it itself if this failed (its log:
-# $(BUILD)/takeaway-venv.log).
+# The take-away venv the recipes run in (tools/takeaway_venv.py) is made in the background,
+# when it is missing or out of date, from the first moment: pip leaves a core idle while it
+# makes the project venv, and the runtime build needs both. It needs only $(PYTHON)'s standard
+# library. The site build waits for it (a lock) before it runs the recipes, and makes it
+# itself if this failed (its log: $(BUILD)/takeaway-venv.log).
 .PHONY: takeaway-venv
-takeaway-venv: venv ## start making the take-away venv (html does), in the background
+takeaway-venv: ## start making the take-away venv (html does), in the background
 	@mkdir -p $(BUILD)
-	@$(OUT_OF_TREE) $(PY) -m tools.takeaway_venv $(abspath $(BUILD))/takeaway-venv > $(BUILD)/takeaway-venv.log 2>&1 &
+	@$(OUT_OF_TREE) $(PYTHON) -m tools.takeaway_venv $(abspath $(BUILD))/takeaway-venv > $(BUILD)/takeaway-venv.log 2>&1 &
 
 html: takeaway-venv runtime $(DOXYGEN_XML) ## the site alone, notebooks executed (incremental)
 	@mkdir -p $(BUILD) && touch $(DOCS_STAMP).next
@@ -209,7 +217,7 @@ fuzz: runtime ## the fuzz of every export, 100,000 cases (FUZZ_SEED=0)
 # The recipe tests, the helper tests and the fuzz against the recipe folders and the
 # probe built with -fsanitize=address,undefined (under $(BUILD)/sanitize), with
 # AddressSanitizer, UBSan and LeakSanitizer in every Python process; any report fails.
-test-sanitize: venv ## recipe tests and fuzz against ASan/UBSan/LSan builds
+test-sanitize: venv $(COMPILER_FACTS)/CMakeCache.txt ## recipe tests and fuzz against ASan/UBSan/LSan builds
 	$(call phase,sanitize,begin)
 	$(OUT_OF_TREE) $(PY) -m tests.sanitize --build $(abspath $(BUILD))/sanitize --workers $(PYTEST_WORKERS) \
 	  --junit $(TIMING)/sanitize-junit.xml
