@@ -121,7 +121,7 @@ gdb-tool: ## install gdb when it is missing (recipe 19's backtrace cell and test
 html: | gdb-tool
 recipe: | gdb-tool
 
-# The browser tests (tests/test_browser.py) drive Debian's Chromium through Playwright's Python
+# The browser tests (tests/site/test_browser.py) drive Debian's Chromium through Playwright's Python
 # API; Playwright's own browser downloads are never used.
 chromium-tool: ## install Chromium when it is missing (the browser tests)
 	@test -x /usr/bin/chromium || { \
@@ -192,7 +192,7 @@ docs: snippets ## the site with its snippet report (in _build/html)
 # then the ones marked `timing` alone, so that what they measure is not slowed
 # down by other tests (pytest exits 5 when it selects none).
 # The first pass runs tests/ only: each recipe's tests run there once, inside
-# tests/test_recipe_zips.py, from the recipe's zip in a fresh venv, exactly as its
+# tests/product/test_recipe_zips.py, from the recipe's zip in a fresh venv, exactly as its
 # README says (their junit file lands beside this one, so the table counts them).
 # `make docs` leaves a stamp as old as the start of its build; `make test` builds the site
 # again only when a file it is made from is newer (so `make docs; make test` builds it once).
@@ -208,7 +208,7 @@ test: $(if $(DOCS_STALE),docs,venv runtime) ## the site (unless up to date), the
 	$(OUT_OF_TREE) $(PY) -m pytest -m timing --junitxml=$(TIMING)/pytest-timing.xml || test $$? = 5
 	$(call phase,timing-tests,end)
 
-# The fuzz of every export (tests/test_fuzz.py runs 10,000 cases; this, ten times
+# The fuzz of every export (tests/product/test_fuzz.py runs 10,000 cases; this, ten times
 # as many). FUZZ_SEED picks another seed; a failure prints its replay command.
 FUZZ_SEED ?= 0
 fuzz: runtime ## the fuzz of every export, 100,000 cases (FUZZ_SEED=0)
@@ -236,7 +236,7 @@ recipe: takeaway-venv runtime $(DOXYGEN_XML) ## one recipe's zip, tests, noteboo
 	$(SPHINX)
 	$(OUT_OF_TREE) $(PY) -m tools.recipe_runs $(R)
 	$(OUT_OF_TREE) $(PY) -m tools.snippets --doctrees $(BUILD)/doctrees --out $(BUILD)/snippets
-	$(OUT_OF_TREE) $(PY) -m pytest -q -p no:cacheprovider tests/test_recipe_zips.py \
+	$(OUT_OF_TREE) $(PY) -m pytest -q -p no:cacheprovider tests/product/test_recipe_zips.py \
 	  -k "$$($(OUT_OF_TREE) $(PY) -m tools.recipe_runs --name $(R))"
 	$(call phase,recipe,end)
 

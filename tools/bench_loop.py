@@ -7,7 +7,7 @@
         (pytest's junit files) and the compiler cache's hit rate; then one row per
         recipe: the seconds of its build, notebook and README tests in the recipe
         pipeline's run (the records under <build>/recipe-runs, tools/recipe_runs.py),
-        of its zip tests (tests/test_recipe_zips.py) and of its tests in the sanitizer
+        of its zip tests (tests/product/test_recipe_zips.py) and of its tests in the sanitizer
         run (<build>/timing/sanitize-junit.xml). .ci/run prints it at the end;
         remove <build>/timing to start a new log.
 
@@ -168,7 +168,7 @@ def print_recipes(build: Path) -> None:
     totals = [sum(row.get(c) or 0.0 for row in table.values()) for c in RECIPE_COLUMNS]
     print(f"{'added up':<{width}}" + "".join(f"{c:>11.1f}" for c in totals))
     print("(build: the notebook's cmake_build cells, part of notebook; tests: the README's commands after"
-          " the notebook, in the same folder; zip test: tests/test_recipe_zips.py's tests of the recipe;"
+          " the notebook, in the same folder; zip test: tests/product/test_recipe_zips.py's tests of the recipe;"
           " sanitizer: its tests in make test-sanitize)")
 
 
@@ -186,7 +186,7 @@ def print_table(columns: dict[str, Path]) -> None:
     print("(indented rows are parts of the step above them: notebooks of the site step, test files of the"
           " test steps, counted per test, so files run in parallel add up to more than the step; a recipe's"
           " test file ran in the site step, in the recipe pipeline's run of its zip, and"
-          " tests/test_recipe_zips.py copies its junit file)")
+          " tests/product/test_recipe_zips.py copies its junit file)")
     for title, (_, notes) in tables.items():
         for note in notes:
             print(f"{title}: {note}" if len(tables) > 1 else note)

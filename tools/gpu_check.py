@@ -1,7 +1,7 @@
 """`make gpu-check`: every check that needs a GPU, in one command, ready before a GPU is at hand.
 
     python tools/gpu_check.py                 # the plan; on a GPU machine, run it
-    python tools/gpu_check.py --plan --json   # the plan as JSON (tests/test_gpu_check.py)
+    python tools/gpu_check.py --plan --json   # the plan as JSON (tests/tooling/test_gpu_check.py)
     python tools/gpu_check.py --wheels        # on a CPU machine with pip: the wheels a GPU box lacks
 
 The plan:
@@ -56,7 +56,7 @@ DATA = ROOT / "docs" / "gpu-runs" / "data"
 # A skip reason that names what the machine lacks: a GPU (CUDA, NVSHMEM). Case matters: a
 # reason that names a path (a checkout in a folder named gpu) is not one.
 GPU_REASON = re.compile(r"\bGPUs?\b|\bCUDA\b|NVSHMEM")
-# Decorators that skip without a GPU, for the independent scan of tests/test_gpu_check.py.
+# Decorators that skip without a GPU, for the independent scan of tests/tooling/test_gpu_check.py.
 GPU_MARKS = ("needs_cuda", "needs_nvshmem")
 # Notebooks that measure time: run alone, after the rest.
 TIMING_NOTEBOOKS = ("09-call-overhead",)

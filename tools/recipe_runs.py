@@ -13,7 +13,7 @@ downloaded it would:
 4. ``<name>.json`` records which zip and which venv ran, the seconds of each part,
    what the GPU cells printed last and whether the README's commands passed.
 
-The zip test (tests/test_recipe_zips.py) asserts on that record when it is of today's
+The zip test (tests/product/test_recipe_zips.py) asserts on that record when it is of today's
 zip and venv (:func:`record_for`), and otherwise takes the recipe through the same
 pipeline itself, in ``<build>/zip-tests``. ``make recipe R=10`` runs it for one recipe.
 

@@ -5,7 +5,7 @@ calls ``tvm-ffi-config`` is the build command, run as it is in a fresh folder un
 root (``<build>/cmake/first-kernel/<page>``), so the output on the page comes from the command
 the page shows. The compile is recorded in that folder's ``compile_commands.json``, which the
 snippet checker reads as proof that the file shown on the page was compiled.
-tests/test_get_started.py runs the same commands (all of them) in a fresh venv.
+tests/site/test_get_started.py runs the same commands (all of them) in a fresh venv.
 """
 
 from __future__ import annotations

@@ -79,7 +79,7 @@ def projects() -> list[Path]:
     """The CMake projects whose libraries the fuzz calls: every recipe folder, a recipe's
     wheel template, the guides' and concepts' code. Not runtime/ (the recipe library, built
     from the recipes' sources), tests/probe (probe_library) or a template with placeholders
-    (the project `ffi-cookbook new` writes; tests/test_fuzz.py lists its exports)."""
+    (the project `ffi-cookbook new` writes; tests/product/test_fuzz.py lists its exports)."""
     found = []
     for pattern in ["cookbook/*/CMakeLists.txt", "cookbook/*/template/CMakeLists.txt", "docs/*/code/CMakeLists.txt"]:
         found += [p.parent for p in ROOT.glob(pattern) if "@" not in p.read_text()]

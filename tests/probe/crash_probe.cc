@@ -1,7 +1,7 @@
 // Deliberately broken exports. abort_on_complex aborts the process for complex
 // tensors and returns the number of dimensions otherwise; call_unchecked calls
 // its callback without checking that it got one, so None (an undefined
-// ffi::Function) dereferences null. tests/test_fuzz.py runs the fuzz against
+// ffi::Function) dereferences null. tests/product/test_fuzz.py runs the fuzz against
 // them to prove that such crashes are found and reported.
 #include <tvm/ffi/container/tensor.h>
 #include <tvm/ffi/function.h>

@@ -1,4 +1,4 @@
-// Exports one function per helper so tests/test_helpers.py can call each from Python.
+// Exports one function per helper so tests/product/test_helpers.py can call each from Python.
 #include <ffi_cookbook/alloc_cpu.h>
 #include <ffi_cookbook/check.h>
 #include <ffi_cookbook/dtype.h>

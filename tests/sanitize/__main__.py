@@ -20,7 +20,7 @@ from tests.sanitize import FLAGS, REPORT, ROOT, default_build, sanitizer_env
 #: they take minutes and could report nothing of ours. (The fuzz's other planted crash skips
 #: itself in this run: UBSan reports it first.)
 NOTHING_INSTRUMENTED = {
-    "tests/test_fuzz.py::test_fuzz_reports_a_planted_crash":
+    "tests/product/test_fuzz.py::test_fuzz_reports_a_planted_crash":
         "a crash planted in the probe, to test that the fuzz finds it",
     "cookbook/13-wheel-packaging": "pip builds the wheel (build isolation), without the sanitizer flags",
     "cookbook/22-cuda-wheel": "pip builds the CUDA wheel (build isolation), without the sanitizer flags",
@@ -80,11 +80,11 @@ def main() -> int:
                         help="pytest's junit file (make test-sanitize: <build>/timing/sanitize-junit.xml)")
     parser.add_argument("pytest_args", nargs="*",
                         help="what pytest runs (default: the recipe tests but NOTHING_INSTRUMENTED, "
-                             "tests/test_helpers.py and tests/test_fuzz.py)")
+                             "tests/product/test_helpers.py and tests/product/test_fuzz.py)")
     opts = parser.parse_args()
     if not opts.pytest_args:
         # the fuzz first: its file is the longest group, one worker's from the start
-        opts.pytest_args = ["tests/test_fuzz.py", "cookbook", "tests/test_helpers.py",
+        opts.pytest_args = ["tests/product/test_fuzz.py", "cookbook", "tests/product/test_helpers.py",
                             *(f"--deselect={node}" if "::" in node else f"--ignore={node}"
                               for node in NOTHING_INSTRUMENTED)]
         print(f"left out, nothing instrumented runs in them: {len(NOTHING_INSTRUMENTED)} "

@@ -72,7 +72,7 @@ def linked_commands(ctx: Context) -> dict[str, str]:
             readme = folder / "README.md"
             for line in _commands(module.readme_commands(readme)):
                 known.setdefault(line, f"{readme.relative_to(ctx.root)} (run by {shell['standalone_test']})")
-    # Pages whose commands a test runs as they are shown (tests/test_get_started.py: shown_commands).
+    # Pages whose commands a test runs as they are shown (tests/site/test_get_started.py: shown_commands).
     for name in shell.get("page_tests", []):
         if not (ctx.root / name).is_file():
             continue

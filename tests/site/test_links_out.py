@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 from sphinx.util.inventory import InventoryFile
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 FOLDER = ROOT / "conf" / "inventories"
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "docs" / "_ext"))

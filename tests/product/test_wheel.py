@@ -8,7 +8,7 @@ checkout's environment. After each, a Python started in another folder, with
 nothing of the checkout on sys.path, imports ffi_cookbook from the fresh venv,
 loads the library and checks a kernel against NumPy.
 
-Each step prints its wall time (`pytest -s tests/test_wheel.py` shows them).
+Each step prints its wall time (`pytest -s tests/product/test_wheel.py` shows them).
 """
 
 import json
@@ -21,12 +21,12 @@ from pathlib import Path
 
 import pytest
 
-from tests.test_rpath import origin_relative, search_path
+from tests.product.test_rpath import origin_relative, search_path
 
 # CUDA off for these builds: with nvcc on PATH every .cu of the cookbook would be
 # compiled for two architectures (minutes on two cores), and what is tested here,
 # packaging, is the same with or without CUDA; the CUDA build is the runtime's
-# (`make runtime`) and tests/test_nvcc.py's.
+# (`make runtime`) and tests/product/test_nvcc.py's.
 CUDA_OFF = "--config-settings=cmake.define.FFI_COOKBOOK_CUDA=OFF"
 
 # Runs in the fresh venv, from a folder outside the checkout, under -I (no

@@ -17,7 +17,7 @@ import tvm_ffi
 
 from ffi_cookbook.build import cmake_build
 
-CODE = Path(__file__).resolve().parents[1] / "docs" / "concepts" / "code"
+CODE = Path(__file__).resolve().parents[2] / "docs" / "concepts" / "code"
 INCLUDE = subprocess.run([sys.executable, "-m", "tvm_ffi.config", "--includedir"],
                          capture_output=True, text=True, check=True).stdout.strip()
 CALLERS = ["CallDirect", "CallPacked", "CallThroughPointer"]

@@ -24,7 +24,7 @@ from tests.fuzz.pool import Pool
 from tests.fuzz.run import (NEW_LIBRARY, built_variants, default_libraries, describe, discover, fuzz,
                             probe_library, sanitized_run, systematic, systematic_targets)
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 CASES = int(os.environ.get("FFI_COOKBOOK_FUZZ_CASES", "10000"))
 SEED = int(os.environ.get("FFI_COOKBOOK_FUZZ_SEED", "0"))
@@ -129,15 +129,15 @@ NOT_FUZZED = {
     ("cookbook/19-debugging-crashes/broken_launches.cu", "write_at"): "broken on purpose",
     ("tests/probe/crash_probe.cc", "abort_on_complex"): "the planted crashes of the tests above",
     ("tests/probe/crash_probe.cc", "call_unchecked"): "the planted crashes of the tests above",
-    ("tests/test_sanitize.py", "leaky_add_one"): "a planted leak the sanitizer must report",
+    ("tests/tooling/test_sanitize.py", "leaky_add_one"): "a planted leak the sanitizer must report",
     ("cookbook/19-debugging-crashes/missing_symbol.cc", "twice"): "a library that cannot load, by design",
     ("cookbook/15-jit-kernels/row_norm_jit.py", "{name}"): "JIT: row_norm_cpu.cc holds instances",
     ("cookbook/15-jit-kernels/test_row_norm.py", "row_norm_float64_n96_u2_cpu"): "JIT: one more instance",
-    ("tests/test_wheel.py", "twice"): "a test's own one-line wheel",
-    ("tests/snippets_fixture/docs/good.md", "twice"): "a page the snippet checker's test reads",
+    ("tests/product/test_wheel.py", "twice"): "a test's own one-line wheel",
+    ("tests/tooling/snippets_fixture/docs/good.md", "twice"): "a page the snippet checker's test reads",
     ("docs/_code/first-kernel/add_one.cc", "add_one"): "the home page's kernel, built by g++ in a page cell",
-    ("tests/test_get_started.py", "add_one"): "Get started's kernel, built in a fresh venv by its test",
-    ("tests/test_site.py", "add_one"): "a test's copy of Get started's kernel",
+    ("tests/site/test_get_started.py", "add_one"): "Get started's kernel, built in a fresh venv by its test",
+    ("tests/site/test_site.py", "add_one"): "a test's copy of Get started's kernel",
 }
 
 #: Projects built only with nvcc (or NVSHMEM): their exports are excused on a build without it.

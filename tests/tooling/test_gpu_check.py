@@ -70,7 +70,7 @@ def gpu_skip_decorator(node: ast.expr) -> bool:
 def gpu_skipped_functions(root: Path) -> set[str]:
     """``path::test_name`` for every test function a GPU skip decorator marks."""
     found = set()
-    files = sorted(root.glob("cookbook/*/test_*.py")) + sorted(root.glob("tests/test_*.py"))
+    files = sorted(root.glob("cookbook/*/test_*.py")) + sorted(root.glob("tests/*/test_*.py"))
     for path in files:
         tree = ast.parse(path.read_text())
         module_skip = any(isinstance(n, ast.Assign) and any(getattr(t, "id", "") == "pytestmark" for t in n.targets)
@@ -126,7 +126,7 @@ def test_a_cuda_entry_error_names_its_source_relative_to_the_folder(root):
     """On the GPU box (Python 3.12), IPython printed "Unexpected exception formatting exception"
     under error cells: tvm_ffi's traceback frames name C++ sources, IPython found the file and
     read it as Python, and Python 3.12's tokenizer raised on C++. IPython then falls back to a
-    plain traceback, and the GPU runs page leaves its message out (tests/test_gpu_runs.py).
+    plain traceback, and the GPU runs page leaves its message out (tests/site/test_gpu_runs.py).
     What the frames name is tvm_ffi's doing: tvm_ffi_configure_target maps the source folder
     away, so recipe 06's CUDA entry (the cell that first showed it) names `stream_cuda.cu`,
     never the build machine's absolute path."""
@@ -159,7 +159,7 @@ def test_a_cuda_entry_error_names_its_source_relative_to_the_folder(root):
 
 def test_on_a_gpu_box_the_plan_is_made_with_the_gpus_hidden(monkeypatch):
     """With the GPU visible no GPU skip mark holds, and the plan found none of the GPU tests."""
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tools"))
     import gpu_check
 
     seen = {}

@@ -12,7 +12,7 @@ Read from the MyST sources, so no built site is needed:
   ``glue`` on pages that run only in the site build), so the sentence cannot drift
   from the measurement.
 
-    python tests/test_page_prose.py      # words of prose per page, one line each
+    python tests/site/test_page_prose.py      # words of prose per page, one line each
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 MAX_WORDS = 1500
 PAGES = sorted([*ROOT.glob("docs/*.md"), *ROOT.glob("docs/guides/*.md"), *ROOT.glob("docs/concepts/*.md"),
                 *ROOT.glob("cookbook/*.md"), *ROOT.glob("cookbook/*/notebook.md"),

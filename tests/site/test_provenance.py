@@ -17,7 +17,7 @@ import pytest
 
 from ffi_cookbook.testing import machine_summary
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SITE = Path(os.environ.get("FFI_COOKBOOK_BUILD_DIR") or ROOT / "_build") / "html"
 TIMES = re.compile(r"\bperf_counter\(|\btimeit\b|\bns_per_call\(|\bbest_seconds\(")  # best_seconds: ffi_cookbook.testing
 CELL = re.compile(r"```\{code-cell\}[^\n]*\n(.*?)```", re.S)

@@ -17,4 +17,4 @@ def test_a_file_is_one_group_of_the_parallel_run(request):
         pytest.skip("checks the parallel run of `make test` (pytest -n ... --dist loadgroup)")
     assert request.config.getvalue("loadgroup")  # the worker's view of --dist loadgroup
     # pytest-xdist schedules by the part of the id after '@': this file's path, one group.
-    assert request.node.nodeid.endswith("@tests/test_parallel_groups.py"), request.node.nodeid
+    assert request.node.nodeid.endswith("@tests/tooling/test_parallel_groups.py"), request.node.nodeid

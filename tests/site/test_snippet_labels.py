@@ -1,7 +1,7 @@
 """A built page carries one note on how its code was checked and a label only under the blocks whose
 report row says they were not run (docs/_ext/snippet_labels.py).
 
-A fixture site (tests/snippets_fixture, its good page) is built, checked by the snippet
+A fixture site (tests/tooling/snippets_fixture, its good page) is built, checked by the snippet
 checker, and built again as the Makefile does: the labels appear in the second pass, one
 per report row, in the page's order; before the checker ran there is none, and a report
 older than the page gives none. On the built site (`make docs`), every page's labels
@@ -24,8 +24,8 @@ from pathlib import Path
 import pytest
 from docutils import nodes
 
-ROOT = Path(__file__).resolve().parents[1]
-FIXTURE = ROOT / "tests" / "snippets_fixture"
+ROOT = Path(__file__).resolve().parents[2]
+FIXTURE = ROOT / "tests" / "tooling" / "snippets_fixture"
 BUILD = Path(os.environ.get("FFI_COOKBOOK_BUILD_DIR") or ROOT / "_build")
 LABEL = re.compile(r'<p class="snippet-label snippet-label-([\w-]+)">(.*?)</p>', re.S)
 

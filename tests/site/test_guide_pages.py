@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-GUIDES = Path(__file__).resolve().parents[1] / "docs" / "guides"
+GUIDES = Path(__file__).resolve().parents[2] / "docs" / "guides"
 MAX_WORDS = 2500
 FENCE = re.compile(r"^\s*(`{3,}|~{3,}|:{3,})(.*)$")
 GUIDE_ORDER = ["kernel-library", "kernel-library-tensors", "kernel-library-memory"]

@@ -15,7 +15,7 @@ from ffi_cookbook.build import cmake_build
 from tests.sanitize import FLAGS, rpath_dlopen_folders, sanitizer_env
 from tests.sanitize.__main__ import NOTHING_INSTRUMENTED
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")

@@ -3,7 +3,7 @@
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "docs" / "_ext"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "docs" / "_ext"))
 from notebook_sources import folder_digest, kernel_settings_digest  # noqa: E402
 from parallel_notebooks import plain_tracebacks  # noqa: E402
 
@@ -53,7 +53,7 @@ def test_a_recipe_page_takes_the_outputs_of_the_same_code_only():
 def test_a_recipe_page_runs_again_when_its_zip_changes_or_was_not_run(tmp_path):
     from notebook_sources import takeaway_digests
 
-    root = Path(__file__).resolve().parents[1]
+    root = Path(__file__).resolve().parents[2]
     notebooks = [root / "docs" / "cookbook" / "01-add-one" / "notebook.md", root / "docs" / "get-started.md"]
     digests, unrecorded = takeaway_digests(notebooks, root / "docs", tmp_path)  # no record in an empty build folder
     assert set(digests) == set(unrecorded) == {notebooks[0]}  # a guide page has no zip

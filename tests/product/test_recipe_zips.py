@@ -33,7 +33,7 @@ from ffi_cookbook import catalog, takeaway
 from tools import recipe_runs
 from tools.snippets.markers import regions
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 BUILD = Path(os.environ.get("FFI_COOKBOOK_BUILD_DIR") or ROOT / "_build")
 SITE_DOWNLOADS = BUILD / "html" / "downloads"
 ZIP_TESTS = "zip-tests"  # where each zip test unzips its recipe, in the build root

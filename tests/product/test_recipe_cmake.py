@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 RECIPES = sorted(p.parent for p in (ROOT / "cookbook").glob("[0-9][0-9]-*/CMakeLists.txt"))
 #: What belongs to this repository's machinery, not to a reader's project.
 MACHINERY = re.compile(r"ccache|COMPILER_LAUNCHER|prefix-map|sanitize|(?-i:FFI_COOKBOOK_)|\bCI\b|cookbook_cmake|"

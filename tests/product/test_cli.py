@@ -23,7 +23,7 @@ import pytest
 from ffi_cookbook import catalog, kernel_library, takeaway
 from ffi_cookbook.cli import main as cli_main
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 ADDED = ["01-add-one", "08-many-frameworks", "10-rmsnorm"]
 
 # Runs in the fresh venv, from a folder that is not the library's: each added CPU

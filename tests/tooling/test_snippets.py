@@ -1,6 +1,6 @@
 """The snippet checker catches each failure mode and names the page and line.
 
-A fixture site (tests/snippets_fixture) holds one page of blocks that must
+A fixture site (tests/tooling/snippets_fixture) holds one page of blocks that must
 verify and one page per failure: a C++ block that does not compile, a Python
 block that raises, a doctest whose shown output is wrong, a page that refers to
 a marker region that does not exist, and a source file with a dangling marker.
@@ -18,7 +18,7 @@ import pytest
 from tools.snippets.markers import regions
 
 FIXTURE = Path(__file__).resolve().parent / "snippets_fixture"
-ROOT = FIXTURE.parents[1]
+ROOT = FIXTURE.parents[2]
 
 
 def build_and_check(tmp: Path, clean: bool = False) -> tuple[subprocess.CompletedProcess, dict]:

@@ -22,7 +22,7 @@ import tvm_ffi
 from ffi_cookbook.build import cmake_build
 from ffi_cookbook.testing import needs_cuda
 
-CODE = Path(__file__).resolve().parents[1] / "docs" / "guides" / "code"
+CODE = Path(__file__).resolve().parents[2] / "docs" / "guides" / "code"
 KDLCUDA = int(tvm_ffi.DLDeviceType.kDLCUDA)
 
 

@@ -37,7 +37,7 @@ from urllib.parse import urldefrag, urlsplit
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 BUILD = Path(os.environ.get("FFI_COOKBOOK_BUILD_DIR") or ROOT / "_build")
 SITE = BUILD / "html"
 SCREENSHOTS = BUILD / "screenshots"

@@ -4,7 +4,7 @@ An empty entry, "." or any relative entry in RPATH/RUNPATH makes the loader
 search relative to the directory the process happens to run in, where anyone
 may have left a libtvm_ffi.so. Build-tree libraries may carry CMake's absolute
 build RPATH (the venv's tvm_ffi, the CUDA toolkit: folders of this machine that
-exist); what is installed (the wheel, tests/test_wheel.py) carries only
+exist); what is installed (the wheel, tests/product/test_wheel.py) carries only
 $ORIGIN-relative entries.
 """
 

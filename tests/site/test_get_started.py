@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 PAGE = ROOT / "docs" / "get-started.md"
 HOME = ROOT / "docs" / "index.md"
 #: What ``python run.py`` prints; the page shows the same lines from its executed cell.
