@@ -138,7 +138,7 @@ build/runtime/CMakeCache.txt: $(STAMP) | $(COMPILER_FACTS)/CMakeCache.txt
 	@touch $@
 	$(call phase,runtime,end)
 
-runtime: build/runtime/CMakeCache.txt $(COMPILER_FACTS)/CMakeCache.txt ## the recipe library (build/runtime)
+runtime: build/runtime/CMakeCache.txt ## the recipe library (build/runtime)
 	$(call phase,runtime,begin)
 	cmake --build build/runtime
 	$(call phase,runtime,end)

@@ -196,7 +196,7 @@ def build_of_run(name: str, files: dict[str, bytes], build: Path, key: str | Non
 
     The tests that load every recipe's libraries (the fuzz, the threads, the RPATH scan) use it
     instead of building each recipe folder of the checkout again from the same sources."""
-    from ffi_cookbook import catalog, takeaway
+    from ffi_cookbook import takeaway
 
     folder = build / RUNS / name
     if record_for(name, takeaway.zip_bytes(files, name), build, key) is None:
@@ -210,7 +210,7 @@ def build_of_run(name: str, files: dict[str, bytes], build: Path, key: str | Non
 
 def recipe_name(number_or_name: str) -> str:
     """``10``, ``10-rmsnorm`` or ``rmsnorm`` -> ``10-rmsnorm``."""
-    from ffi_cookbook import catalog, takeaway
+    from ffi_cookbook import catalog
 
     names = [r.name for r in catalog.recipes()]
     wanted = number_or_name.strip().rstrip("/").split("/")[-1]
@@ -227,7 +227,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--name", action="store_true", help="print the recipe's full name and stop")
     parser.add_argument("--build", type=Path, default=Path(os.environ.get("FFI_COOKBOOK_BUILD_DIR") or "_build"))
     opts = parser.parse_args(argv)
-    from ffi_cookbook import catalog, takeaway
+    from ffi_cookbook import takeaway
     from tools.takeaway_venv import venv_at
 
     name = recipe_name(opts.recipe)

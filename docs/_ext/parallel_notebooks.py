@@ -61,7 +61,7 @@ def _execute_one(path: str, notebook, recipe: str | None, timeout: int, allow_er
             raise result.err
         return result.time
     import nbformat
-    from ffi_cookbook import catalog, takeaway
+    from ffi_cookbook import takeaway
     from tools import recipe_runs
 
     data = takeaway.zip_bytes(takeaway.recipe_files(recipe), recipe)
@@ -98,7 +98,7 @@ def _execute_folder(folder: str, timeout: int, allow_errors: bool, readme: bool 
 
 @functools.cache
 def _recipe_names() -> frozenset[str]:
-    from ffi_cookbook import catalog, takeaway
+    from ffi_cookbook import catalog
 
     return frozenset(r.name for r in catalog.recipes())
 
