@@ -188,9 +188,10 @@ docs: snippets ## the site with its snippet report (in _build/html)
 	@echo "Site built: open $(abspath $(BUILD))/html/index.html (or run: make serve)"
 
 # Two passes: the tests that time nothing in parallel (-n; one file per worker, but the
-# recipe take-away builds one by one, see tests/conftest.py),
-# then the ones marked `timing` alone, so that what they measure is not slowed
-# down by other tests (pytest exits 5 when it selects none).
+# recipe take-away builds one by one, see tests/conftest.py), then the recipes' tests marked
+# `timing`, one recipe at a time with nothing else running, so that what they measure is not
+# slowed down by other tests: each in the site build's run of the recipe's zip, where it is
+# built already, in the take-away venv (tools/recipe_runs.py --timing).
 # The first pass runs tests/ only: each recipe's tests run there once, inside
 # tests/product/test_recipe_zips.py, from the recipe's zip in a fresh venv, exactly as its
 # README says (their junit file lands beside this one, so the table counts them).
@@ -205,7 +206,7 @@ test: $(if $(DOCS_STALE),docs,venv runtime) ## the site (unless up to date), the
 	  --junitxml=$(TIMING)/pytest-parallel.xml tests
 	$(call phase,tests,end)
 	$(call phase,timing-tests,begin)
-	$(OUT_OF_TREE) $(PY) -m pytest -m timing --junitxml=$(TIMING)/pytest-timing.xml || test $$? = 5
+	$(OUT_OF_TREE) $(PY) -m tools.recipe_runs --timing --junit-dir $(TIMING)
 	$(call phase,timing-tests,end)
 
 # The fuzz of every export (tests/product/test_fuzz.py runs 10,000 cases; this, ten times

@@ -108,10 +108,11 @@ def breakdown(build: Path) -> tuple[list[tuple[str, float]], list[str]]:
     rows = [(label, steps.get(name, 0.0)) for name, label in STEPS]
     rows.append(("total of the steps", sum(steps.values())))
     runs = notebook_runs(timing)
-    for how in ("parallel", "alone"):
+    for how in ("parallel", "alone", "myst-nb"):
         done = [r for r in runs if r["how"] == how]
         if done:
-            rows.append((f"  notebooks executed {how}: {len(done)}, seconds each added up",
+            label = "again by myst-nb" if how == "myst-nb" else how
+            rows.append((f"  notebooks executed {label}: {len(done)}, seconds each added up",
                          sum(r["seconds"] for r in done)))
     readmes = [r for r in runs if r["how"] == "readme"]
     if readmes:

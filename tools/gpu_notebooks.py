@@ -80,12 +80,15 @@ def scrub_paths(notebook) -> None:
 
 
 def execute(path: Path, out: Path, stamp: dict) -> tuple[str, float, str | None]:
+    """A page's notebook, in its own folder (the cookbook's notebook runner, tools/execute_notebook.py)."""
+    sys.path.insert(0, str(ROOT))
+    from tools.execute_notebook import execute as run_cells
+
     notebook = jupytext.read(path)
     start = time.perf_counter()
     error = None
     try:
-        nbclient.NotebookClient(notebook, timeout=600, kernel_name="python3",
-                                resources={"metadata": {"path": str(path.parent)}}).execute()
+        run_cells(notebook, path.parent, timeout=600)
     except nbclient.exceptions.CellExecutionError as err:  # keep the cells that ran
         error = scrub_text(ANSI.sub("", str(err)).strip().splitlines()[-1])[:500]
     seconds = round(time.perf_counter() - start, 1)

@@ -5,7 +5,8 @@ the site offers, in the take-away venv (tools/takeaway_venv.py), as a reader who
 downloaded it would:
 
 1. the zip is unzipped into an empty folder, ``<build>/recipe-runs/<name>``;
-2. ``notebook.ipynb`` is executed there (it configures and builds the recipe into
+2. ``notebook.ipynb`` is executed there by the cookbook's one notebook runner,
+   tools/execute_notebook.py (it configures and builds the recipe into
    ``<name>/build``); the executed copy is ``<name>.executed.ipynb``, and the page
    shows its outputs (its code cells are the page's, word for word);
 3. the README's ```bash block runs in the same folder: its ``cmake`` lines find the
@@ -39,29 +40,9 @@ from pathlib import Path
 from tools.takeaway_venv import Venv, inputs_key
 
 RUNS = "recipe-runs"
+RUNNER = Path(__file__).resolve().parent / "execute_notebook.py"
 #: Bumped when a record's fields change: a record of another version is not today's.
 VERSION = 2
-
-# Runs in the take-away venv, in the recipe folder: executes the notebook, writes it
-# back executed (up to the failing cell, with its error, when one fails), then prints
-# what the GPU cells printed last (one line each).
-EXECUTE_NOTEBOOK = r"""
-import json, sys, nbclient, nbformat
-nb = nbformat.read("notebook.ipynb", as_version=4)
-try:
-    nbclient.NotebookClient(nb, timeout=int(sys.argv[2]), kernel_name="python3",
-                            resources={"metadata": {"path": "."}}).execute()
-finally:
-    if sys.argv[1] != "-":
-        nbformat.write(nb, sys.argv[1])
-gpu = []
-for cell in nb.cells:
-    if cell.cell_type == "code" and any(k in cell.source for k in ("cuda.is_available()", "device_count()")):
-        text = "".join(o.get("text", "") for o in cell.outputs if o.get("output_type") == "stream")
-        gpu.append(text.strip().splitlines()[-1] if text.strip() else "")
-print(json.dumps(gpu))
-"""
-
 
 def zip_digest(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
@@ -76,10 +57,11 @@ def readme_commands(readme: Path) -> str:
 
 
 def execute(folder: Path, venv: Venv, executed: Path | None = None, timeout: int = 1500) -> list[str]:
-    """Execute ``folder/notebook.ipynb`` in ``venv`` (``executed``: where the executed copy goes).
-
-    Returns the last line each GPU cell printed; fails with the cell's error."""
-    done = venv.run([venv.python, "-c", EXECUTE_NOTEBOOK, str(executed or "-"), str(timeout)], cwd=folder)
+    """Execute ``folder/notebook.ipynb`` in ``venv`` (``executed``: where the executed copy goes),
+    with the cookbook's one notebook runner (tools/execute_notebook.py) as a script of that venv's
+    Python. Returns the last line each GPU cell printed; fails with the cell's error."""
+    done = venv.run([venv.python, "-I", RUNNER, "notebook.ipynb", "--out", str(executed or "-"),
+                     "--timeout", str(timeout)], cwd=folder)
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
@@ -104,20 +86,28 @@ def build_seconds(executed: Path) -> float | None:
     return round(seconds, 2) if found else None
 
 
-def run_readme(folder: Path, venv: Venv, junit: Path, timeout: int = 1800) -> dict:
-    """Run the README's ```bash block in ``folder`` as a reader would; its pytest writes ``junit``.
+def pytest_env(folder: Path, venv: Venv, junit: Path, marks: str = "not timing") -> dict[str, str]:
+    """The environment of ``venv`` for a pytest in ``folder``: the tests ``marks`` selects, their
+    results in ``junit``, and the reader's defaults.
 
-    Never raises for a failing command: the result says ``ok`` and keeps the output's tail."""
-    # pytest reads the first pytest.ini, or pyproject.toml with a pytest table, in the folders
-    # above: here the checkout's, which a reader's unzipped folder does not have above it.
-    # An empty one and the folder as root dir keep the reader's defaults (nothing else).
+    pytest reads the first pytest.ini, or pyproject.toml with a pytest table, in the folders
+    above: here the checkout's, which a reader's unzipped folder does not have above it. An
+    empty one and the folder as root dir keep the reader's defaults (nothing else)."""
     no_config = folder.parent / "no-config.ini"
     no_config.write_text("[pytest]\n")
     junit.unlink(missing_ok=True)
     env = venv.env()
-    env["PYTEST_ADDOPTS"] = (f"{env['PYTEST_ADDOPTS']} -c {shlex.quote(str(no_config))} "
+    env["PYTEST_ADDOPTS"] = (f"-m {shlex.quote(marks)} -c {shlex.quote(str(no_config))} "
                              f"--rootdir {shlex.quote(str(folder))} "
                              f"-o junit_family=xunit1 --junitxml={shlex.quote(str(junit))}")
+    return env
+
+
+def run_readme(folder: Path, venv: Venv, junit: Path, timeout: int = 1800) -> dict:
+    """Run the README's ```bash block in ``folder`` as a reader would; its pytest writes ``junit``.
+
+    Never raises for a failing command: the result says ``ok`` and keeps the output's tail."""
+    env = pytest_env(folder, venv, junit)
     start = time.perf_counter()
     try:
         done = subprocess.run(["bash", "-euo", "pipefail", "-c", readme_commands(folder / "README.md")],
@@ -208,42 +198,106 @@ def build_of_run(name: str, files: dict[str, bytes], build: Path, key: str | Non
     return folder / "build" if (folder / "build" / "CMakeCache.txt").is_file() else None
 
 
-def recipe_name(number_or_name: str) -> str:
-    """``10``, ``10-rmsnorm`` or ``rmsnorm`` -> ``10-rmsnorm``."""
+def timing_test_files(name: str) -> list[str]:
+    """The test files of recipe ``name`` that hold tests marked ``timing``."""
     from ffi_cookbook import catalog
 
-    names = [r.name for r in catalog.recipes()]
+    folder = catalog.recipe(name).folder
+    return sorted(p.name for p in folder.glob("test_*.py") if "pytest.mark.timing" in p.read_text())
+
+
+def checkout_junit(junit: Path, name: str, out: Path) -> None:
+    """Copy ``junit`` (a pytest of recipe ``name``'s unzipped folder, its root dir) to ``out``,
+    the test files named by their path in the checkout, as `make test`'s other junit files do."""
+    import xml.etree.ElementTree as ET
+
+    tree = ET.parse(junit)
+    for case in tree.iter("testcase"):
+        if case.get("file"):
+            case.set("file", f"cookbook/{name}/{case.get('file')}")
+        case.set("classname", f"cookbook.{name}.{case.get('classname', '')}")
+    tree.write(out)
+
+
+def run_timing_tests(build: Path, junit_dir: Path | None) -> int:
+    """`make test`'s second pass: the tests marked timing, one recipe at a time with nothing else
+    running, each in the site build's run of its zip (built there, in the take-away venv), as
+    its README runs the others. A recipe without a run of today's zip is taken through the
+    pipeline first. Their junit files go to ``junit_dir`` as ``pytest-timing-<name>.xml``."""
+    from ffi_cookbook import catalog, takeaway
+    from tools.takeaway_venv import venv_at
+
+    failed = 0
+    for name in [r.name for r in catalog.recipes() if timing_test_files(r.name)]:
+        if record_for(name, takeaway.zip_bytes(takeaway.recipe_files(name), name), build) is None:
+            print(f"{name}: no run of today's zip; taking it through the pipeline first", flush=True)
+            run_recipe(name, build)
+        folder, venv = build / RUNS / name, venv_at(build / "takeaway-venv")
+        junit = build / RUNS / f"{name}.timing.xml"
+        # (the mark is registered in the checkout's pyproject.toml, which the folder has not)
+        done = subprocess.run([str(venv.python), "-m", "pytest", "-q", "-rs", "-W", "ignore::pytest.PytestUnknownMarkWarning",
+                               *timing_test_files(name)], cwd=folder, env=pytest_env(folder, venv, junit, marks="timing"))
+        failed += done.returncode not in (0, 5)  # 5: none selected
+        if junit_dir is not None and junit.is_file():
+            junit_dir.mkdir(parents=True, exist_ok=True)
+            checkout_junit(junit, name, junit_dir / f"pytest-timing-{name}.xml")
+    return 1 if failed else 0
+
+
+def default_build() -> Path:
+    """The build root `make` uses: ``$FFI_COOKBOOK_BUILD_DIR``, else ``_build`` of the checkout."""
+    return Path(os.environ.get("FFI_COOKBOOK_BUILD_DIR") or Path(__file__).resolve().parents[1] / "_build").resolve()
+
+
+def run_recipe(name: str, build: Path | None = None, readme: bool = True, timeout: int = 1500,
+               runs: str = RUNS) -> tuple[Path, dict]:
+    """Recipe ``name``'s zip, as the checkout holds it now, through the pipeline in the take-away
+    venv of ``build`` (:func:`default_build`); see :func:`run_from_zip`."""
+    from ffi_cookbook import takeaway
+    from tools.takeaway_venv import venv_at
+
+    build = build or default_build()
+    data = takeaway.zip_bytes(takeaway.recipe_files(name), name)
+    return run_from_zip(name, data, build, venv_at(build / "takeaway-venv"), timeout, readme=readme, runs=runs)
+
+
+def recipe_name(number_or_name: str) -> str:
+    """``10``, ``10-rmsnorm``, ``rmsnorm`` (or a path ending in one) -> ``10-rmsnorm``."""
+    from ffi_cookbook import catalog
+
     wanted = number_or_name.strip().rstrip("/").split("/")[-1]
-    found = [n for n in names if n == wanted or n.split("-", 1)[0] == wanted.zfill(2)
-             or n.split("-", 1)[1] == wanted]
-    if len(found) != 1:
-        raise SystemExit(f"no single recipe is {number_or_name!r}; the recipes: {', '.join(names)}")
-    return found[0]
+    try:
+        return catalog.recipe(wanted.zfill(2) if wanted.isdigit() else wanted).name
+    except catalog.RecipeError as err:
+        raise SystemExit(str(err)) from None
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tools.recipe_runs", description=__doc__.split("\n\n")[0])
-    parser.add_argument("recipe", help="number or name, e.g. 10 or 10-rmsnorm")
+    parser.add_argument("recipe", nargs="?", help="number or name, e.g. 10 or 10-rmsnorm")
+    parser.add_argument("--timing", action="store_true",
+                        help="run every recipe's tests marked timing, one recipe at a time (make test's second pass)")
+    parser.add_argument("--junit-dir", type=Path, help="with --timing: where their junit files go")
     parser.add_argument("--name", action="store_true", help="print the recipe's full name and stop")
-    parser.add_argument("--build", type=Path, default=Path(os.environ.get("FFI_COOKBOOK_BUILD_DIR") or "_build"))
+    parser.add_argument("--build", type=Path, default=default_build())
     opts = parser.parse_args(argv)
     from ffi_cookbook import takeaway
-    from tools.takeaway_venv import venv_at
 
+    if opts.timing:
+        return run_timing_tests(opts.build.resolve(), opts.junit_dir)
+    if opts.recipe is None:
+        parser.error("name a recipe, or --timing")
     name = recipe_name(opts.recipe)
     if opts.name:
         print(name)
         return 0
     build = opts.build.resolve()
-    data = takeaway.zip_bytes(takeaway.recipe_files(name), name)
-    key = inputs_key()
-    record = record_for(name, data, build, key)
+    record = record_for(name, takeaway.zip_bytes(takeaway.recipe_files(name), name), build)
     if record is not None:
         print(f"{name}: this zip already ran (its record, {build / RUNS / name}.json, is of today's zip and venv)")
     else:
-        venv = venv_at(build / "takeaway-venv")
         print(f"{name}: unzip, execute the notebook, run the README in {build / RUNS / name} ...", flush=True)
-        _, record = run_from_zip(name, data, build, venv, key=key)
+        _, record = run_recipe(name, build)
     readme = record["readme"]
     print(f"{name}: notebook {record['seconds']:.0f} s (build {record.get('build_seconds') or 0:.0f} s), "
           f"README {readme['seconds']:.0f} s, {'passed' if readme['ok'] else 'FAILED'}; "

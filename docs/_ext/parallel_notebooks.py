@@ -3,21 +3,21 @@
 myst-nb executes a notebook while Sphinx reads its page, one page after the other.
 Just before the reading starts, this extension finds the notebooks that myst-nb
 would execute (no up-to-date entry in its cache), executes them in worker
-processes the way myst-nb does (the same notebook object, in the page's folder,
-with the same timeout) and puts the results in myst-nb's cache, where myst-nb
-then finds them.
+processes with the cookbook's one notebook runner (tools/execute_notebook.py: the
+same notebook object, in the page's folder, with myst-nb's timeout) and puts the
+results in myst-nb's cache, where myst-nb then finds them.
 
 - A notebook that measures time says so in its front matter
-  (``cookbook: {runs_alone: true}``); it is left to myst-nb, which executes it
-  afterwards with nothing else running.
+  (``cookbook: {runs_alone: true}``); it runs after the others, one at a time,
+  with nothing else running.
 - Notebooks in one folder run one after the other in the same worker: they build
   into the same folder.
 - A recipe's notebook (``cookbook/<name>/notebook``) runs from the recipe's zip, in
   the take-away venv, followed by its README's commands in the same folder
   (tools/recipe_runs.py, the recipe pipeline): the page shows what a reader who
   downloaded the recipe gets, and the zip test asserts on that run's record instead
-  of building and testing the zip again. Those that run alone run here too, one
-  after the other, once the others are done; then their READMEs, a few at a time.
+  of building and testing the zip again. The READMEs of those that run alone run
+  after the last of them, a few at a time.
 - A failure here costs only time: the notebook is not cached, so myst-nb executes
   it again (in the checkout) and reports the error as usual; a recipe's zip test then
   finds no record and takes the zip through the pipeline itself. A README that fails
@@ -53,13 +53,9 @@ def _execute_one(path: str, notebook, recipe: str | None, timeout: int, allow_er
                  readme: bool = True) -> float:
     """Execute one notebook (a recipe's from its zip), its outputs put into ``notebook``; seconds."""
     if recipe is None:
-        from jupyter_cache.executors.utils import single_nb_execution
+        from tools.execute_notebook import execute
 
-        result = single_nb_execution(notebook, cwd=str(Path(path).parent), timeout=timeout,
-                                     allow_errors=allow_errors, meta_override=True)
-        if result.err is not None:
-            raise result.err
-        return result.time
+        return execute(notebook, Path(path).parent, timeout, allow_errors)
     import nbformat
     from ffi_cookbook import takeaway
     from tools import recipe_runs
@@ -111,9 +107,9 @@ def recipe_of(docname: str) -> str | None:
     return None
 
 
-def _to_execute(app, env, docnames) -> tuple[dict, set, list]:
-    """Notebooks myst-nb would execute, by folder; the docnames of those left to myst-nb to run
-    alone; the recipes' notebooks that run alone (their _WORK entries)."""
+def _to_execute(app, env, docnames) -> tuple[dict, list]:
+    """Notebooks myst-nb would execute: by folder, those that run beside others; in order, the
+    entries of those that run alone."""
     from jupyter_cache import get_cache
     from myst_nb.core.read import create_nb_reader
 
@@ -122,8 +118,7 @@ def _to_execute(app, env, docnames) -> tuple[dict, set, list]:
         return {}, set(), []
     cache = get_cache(nb_config.execution_cache_path)
     work: dict[str, list] = {}
-    alone = set()
-    recipes_alone = []
+    alone = []
     for docname in sorted(docnames):
         path = str(env.doc2path(docname))
         if any(Path(path).match(p) for p in nb_config.execution_excludepatterns):
@@ -142,26 +137,23 @@ def _to_execute(app, env, docnames) -> tuple[dict, set, list]:
             pass
         entry = (docname, path, notebook, reader.read_fmt, recipe_of(docname))
         if runs_alone(notebook):
-            if entry[-1]:
-                recipes_alone.append(entry)
-            else:
-                alone.add(docname)
+            alone.append(entry)
         else:
             work.setdefault(str(Path(path).parent), []).append(entry)
-    return work, alone, recipes_alone
+    return work, alone
 
 
 def _before_read(app, env, docnames) -> None:
-    work, alone, recipes_alone = _to_execute(app, env, docnames)
-    env.parallel_notebooks_alone = alone
+    work, alone = _to_execute(app, env, docnames)
     env.parallel_notebooks_started = time.time()
-    if not work and not recipes_alone:
+    env.parallel_notebooks_ran = set()
+    if not work and not alone:
         return
     nb_config = env.mystnb_config
     timeout, allow_errors = nb_config.execution_timeout, nb_config.execution_allow_errors
     _WORK.clear()
     _WORK.update(work)
-    if recipes_alone or any(e[-1] for items in work.values() for e in items):
+    if any(e[-1] for items in [*work.values(), alone] for e in items):
         from tools.takeaway_venv import inputs_key, venv_at
 
         _TAKEAWAY["build"] = build_dir(app)
@@ -172,10 +164,8 @@ def _before_read(app, env, docnames) -> None:
         except Exception as err:  # noqa: BLE001  (no venv, no take-away run: the tests will say why)
             logger.info(f"no take-away venv ({type(err).__name__}: {str(err)[-2000:]}); "
                         "the recipes' notebooks run in the checkout instead")
-            for items in work.values():
+            for items in [*work.values(), alone]:
                 items[:] = [(*e[:-1], None) for e in items]
-            alone |= {e[0] for e in recipes_alone}
-            recipes_alone = []
     log = []
     if work:
         workers = min(app.config.notebook_workers, len(work))
@@ -187,16 +177,17 @@ def _before_read(app, env, docnames) -> None:
             for folder, future in zip(folders, futures):
                 _cache_results(env, work[folder], future.result(), "parallel", log)
     ran_alone = []
-    for entry in recipes_alone:  # with nothing else running; their READMEs after the last one
+    for entry in alone:  # with nothing else running; the recipes' READMEs after the last one
         logger.info(f"executing {entry[0]} alone")
         _WORK["alone"] = [entry]
         results = _execute_folder("alone", timeout, allow_errors, readme=False)
         _cache_results(env, [entry], results, "alone", log)
-        ran_alone += [entry[-1] for _, _, _, error in results if not error]
+        ran_alone += [entry[-1] for _, _, _, error in results if not error and entry[-1]]
     if ran_alone:
         _readmes(ran_alone, app.config.notebook_workers, log)
     _WORK.clear()
     _TAKEAWAY.clear()
+    env.parallel_notebooks_ran = {e["doc"] for e in log}
     _append_log(app, log)
 
 
@@ -240,17 +231,19 @@ def _cache_results(env, entries: list, results: list, how: str, log: list) -> No
 
 
 def _after_read(app, env) -> None:
-    """Log the notebooks myst-nb executed itself (those that run alone, and any retried)."""
+    """Log the notebooks myst-nb executed itself: one that failed here (executed again to report
+    its error) or that has execution settings of its own."""
     started = getattr(env, "parallel_notebooks_started", None)
     if started is None:
         return
     log = []
-    for docname in sorted(getattr(env, "parallel_notebooks_alone", set())):
-        data = env.nb_metadata.get(docname, {}).get("exec_data") or {}
-        if data.get("mtime", 0) >= started and data.get("runtime") is not None:
-            log.append({"doc": docname, "seconds": round(data["runtime"], 2), "how": "alone"})
+    for docname, meta in sorted(env.nb_metadata.items()):
+        data = meta.get("exec_data") or {}
+        if (docname not in env.parallel_notebooks_ran and data.get("mtime", 0) >= started
+                and data.get("runtime") is not None):
+            log.append({"doc": docname, "seconds": round(data["runtime"], 2), "how": "myst-nb"})
     _append_log(app, log)
-    del env.parallel_notebooks_started, env.parallel_notebooks_alone
+    del env.parallel_notebooks_started, env.parallel_notebooks_ran
 
 
 def build_dir(app) -> Path:

@@ -253,16 +253,13 @@ def name_recipe_tests(junit: Path, folder: Path, out: Path | None) -> None:
     assert junit.is_file(), f"the README's pytest wrote no {junit.name}: does the README still run the tests?"
     tree = ET.parse(junit)
     assert any(True for _ in tree.iter("testcase")), f"{junit.name}: no tests ran"
-    name = folder.name
     for case in tree.iter("testcase"):
         assert not {child.tag for child in case} & {"failure", "error"}, f"{junit}: {case.get('name')} failed"
         if case.get("file"):
             # relative to pytest's root dir, which for a reader is the recipe folder
             assert (folder / case.get("file")).is_file(), f"pytest's root dir was not {folder}: {case.get('file')}"
-            case.set("file", f"cookbook/{name}/{case.get('file')}")
-        case.set("classname", f"cookbook.{name}.{case.get('classname', '')}")
     if out:
-        tree.write(out)
+        recipe_runs.checkout_junit(junit, folder.name, out)
 
 
 @pytest.mark.parametrize("name", RECIPE_NAMES)

@@ -191,15 +191,15 @@ def test_a_recipe_notebook_that_stops_keeps_its_cells_up_to_the_error(tmp_path):
     """The GPU run kept no output of the notebooks that stopped, so the failing cell was unknown."""
     import nbformat
 
-    from tools.recipe_runs import EXECUTE_NOTEBOOK
+    from tools.recipe_runs import RUNNER
 
     nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell('print("first cell ran")'),
                                          nbformat.v4.new_code_cell("assert 1 == 2, 'the second cell fails'"),
                                          nbformat.v4.new_code_cell('print("never")')])
     nbformat.write(nb, tmp_path / "notebook.ipynb")
     executed = tmp_path / "executed.ipynb"
-    done = subprocess.run([sys.executable, "-c", EXECUTE_NOTEBOOK, str(executed), "60"], cwd=tmp_path,
-                          capture_output=True, text=True, timeout=300)
+    done = subprocess.run([sys.executable, "-I", str(RUNNER), "notebook.ipynb", "--out", str(executed),
+                           "--timeout", "60"], cwd=tmp_path, capture_output=True, text=True, timeout=300)
     assert done.returncode != 0
     cells = nbformat.read(executed, as_version=4).cells
     assert cells[0].outputs[0]["text"] == "first cell ran\n"

@@ -109,19 +109,21 @@ def untracked_files(root: Path) -> dict[str, int]:
             if (root / name).exists() and "__pycache__" not in Path(name).parts}
 
 
-def test_recipe_tests_and_notebook_leave_the_tree_as_it_was(root, tmp_path):
+def test_recipe_tests_and_notebook_leave_the_tree_as_it_was(root, tmp_path, takeaway_venv):
     """One recipe's tests and notebook, run as `make test` and `make docs` run them, write nothing beside it.
 
     They run in subprocesses with the Makefile's environment (a build root of their own,
     bytecode caches under it), so the comparison does not depend on which tests ran before.
     """
     before = untracked_files(root)
-    env = dict(os.environ, **{BUILD_DIR_ENV: str(tmp_path), "PYTHONPYCACHEPREFIX": str(tmp_path / "pycache")})
+    # (the notebook runs in the take-away venv the site build made, not in a new one under tmp_path)
+    env = dict(os.environ, **{BUILD_DIR_ENV: str(tmp_path), "PYTHONPYCACHEPREFIX": str(tmp_path / "pycache"),
+                              "FFI_COOKBOOK_TAKEAWAY_VENV": str(takeaway_venv.path)})
     for cmd in ([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(RECIPE)],
-                [sys.executable, "tools/run_notebook.py", str(RECIPE / "notebook.md")]):
+                [sys.executable, "-m", "tools.execute_notebook", str(RECIPE / "notebook.md")]):
         done = subprocess.run(cmd, cwd=root, env=env, capture_output=True, text=True)
         assert done.returncode == 0, f"{cmd}\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
     assert (tmp_path / "cmake" / RECIPE / "libtensor_view.so").is_file()  # the tests' build
-    # The notebook ran in a copy of the folder under the build root, and wrote there.
+    # The notebook ran in its zip's files unzipped under the build root, and wrote there.
     assert (tmp_path / "notebook-runs" / RECIPE.name / "build" / "view_of_temporary.cc").is_file()
     assert untracked_files(root) == before

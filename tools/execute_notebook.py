@@ -1,0 +1,112 @@
+"""Execute a notebook: the one runner of the site build, the recipe pipeline and `make gpu-check`.
+
+A notebook runs with its folder as the working directory, its cells in order, and stops at
+the first cell that raises (a cell tagged ``raises-exception`` may raise), keeping the
+outputs up to there. Everything that executes a notebook calls :func:`execute`:
+
+- the site build (docs/_ext/parallel_notebooks.py), for the guide and concept pages, in place;
+- the recipe pipeline (tools/recipe_runs.py), for a recipe's notebook in its unzipped folder:
+  it runs this file as a script with the take-away venv's Python, so that the notebook sees
+  that venv and nothing of the checkout (this module imports nothing from it);
+- `make gpu-check` (tools/gpu_notebooks.py) on a GPU machine.
+
+By hand, the way the site build runs it (a recipe from its zip, in the take-away venv):
+
+    python -m tools.execute_notebook cookbook/10-rmsnorm/notebook.md docs/guides/streams.md
+
+As a script (what the recipe pipeline runs in the recipe's folder):
+
+    <venv>/bin/python -I tools/execute_notebook.py notebook.ipynb --out executed.ipynb --timeout 900
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+import time
+from pathlib import Path
+
+#: A code cell that asks whether a GPU is there: on a machine without one it prints why it did
+#: not run, and the recipe pipeline keeps the last line it printed (a GPU run, what it saw).
+GPU_QUESTION = re.compile(r"cuda\.is_available\(\)|device_count\(\)")
+
+
+def execute(notebook, folder: Path, timeout: int = 900, allow_errors: bool = False) -> float:
+    """Execute ``notebook`` (an nbformat node, changed in place) in ``folder``; its seconds.
+
+    Raises nbclient's CellExecutionError (or CellTimeoutError) at the first failing cell."""
+    import nbclient
+
+    start = time.perf_counter()
+    nbclient.NotebookClient(notebook, timeout=timeout, kernel_name="python3", allow_errors=allow_errors,
+                            resources={"metadata": {"path": str(folder)}}).execute()
+    return time.perf_counter() - start
+
+
+def gpu_cells_said(notebook) -> list[str]:
+    """The last line each GPU question cell (:data:`GPU_QUESTION`) printed, "" for none."""
+    said = []
+    for cell in notebook.cells:
+        if cell.cell_type == "code" and GPU_QUESTION.search(cell.source):
+            text = "".join(o.get("text", "") for o in cell.get("outputs", []) if o.get("output_type") == "stream")
+            said.append(text.strip().splitlines()[-1] if text.strip() else "")
+    return said
+
+
+def run_file(notebook_file: Path, executed: Path | None, timeout: int) -> int:
+    """Script mode: execute ``notebook_file`` (.ipynb) in its folder, write the executed copy to
+    ``executed`` (also when a cell fails, up to that cell) and print :func:`gpu_cells_said` as JSON."""
+    import nbformat
+
+    notebook = nbformat.read(notebook_file, as_version=4)
+    try:
+        execute(notebook, notebook_file.resolve().parent, timeout)
+    finally:
+        if executed is not None:
+            nbformat.write(notebook, executed)
+    print(json.dumps(gpu_cells_said(notebook)))
+    return 0
+
+
+def run_page(path: Path, timeout: int) -> float:
+    """By hand: a recipe's notebook through the recipe pipeline (from its zip, in the take-away
+    venv, its README left out; in ``<build>/notebook-runs/<name>``, beside the site build's
+    runs), a page's in its own folder with this interpreter."""
+    root = Path(__file__).resolve().parents[1]
+    if path.name == "notebook.md" and path.parent.parent == root / "cookbook":
+        sys.path.insert(0, str(root))
+        from tools import recipe_runs
+
+        _, record = recipe_runs.run_recipe(path.parent.name, readme=False, timeout=timeout, runs="notebook-runs")
+        return record["seconds"]
+    import jupytext
+
+    return execute(jupytext.read(path), path.parent, timeout)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m tools.execute_notebook", description=__doc__.split("\n\n")[0])
+    parser.add_argument("notebooks", nargs="+", type=Path, help="MyST pages (.md), or one .ipynb with --out")
+    parser.add_argument("--out", type=Path, help="script mode: where the executed .ipynb goes ('-': nowhere)")
+    parser.add_argument("--timeout", type=int, default=900, help="seconds a cell may take")
+    opts = parser.parse_args(argv)
+    if opts.out is not None:
+        if len(opts.notebooks) != 1:
+            parser.error("--out takes one notebook")
+        return run_file(opts.notebooks[0], None if str(opts.out) == "-" else opts.out, opts.timeout)
+    import nbclient
+
+    for path in opts.notebooks:
+        try:
+            seconds = run_page(path.resolve(), opts.timeout)
+        except (nbclient.exceptions.CellExecutionError, AssertionError) as err:
+            print(f"{path}: a cell failed\n{err}", file=sys.stderr)
+            return 1
+        print(f"{path}: executed in {seconds:.1f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
