@@ -59,7 +59,7 @@ GPU_REASON = re.compile(r"\bGPUs?\b|\bCUDA\b|NVSHMEM")
 # Decorators that skip without a GPU, for the independent scan of tests/tooling/test_gpu_check.py.
 GPU_MARKS = ("needs_cuda", "needs_nvshmem")
 # Notebooks that measure time: run alone, after the rest.
-TIMING_NOTEBOOKS = ("09-call-overhead",)
+TIMING_NOTEBOOKS = ("09-call-overhead", "25-triton-kernel")
 # Pages of the site that are notebooks but not recipes (run in their own folder).
 PAGE_GLOBS = ("docs/guides/*.md", "docs/concepts/*.md", "docs/get-started.md")
 GPU_WORDS = re.compile(r"cuda|gpu|nvshmem", re.IGNORECASE)

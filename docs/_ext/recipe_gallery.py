@@ -40,8 +40,9 @@ LEVELS = {
                     ["09-call-overhead", "10-rmsnorm", "15-jit-kernels"]),
     "shipping": ("Shipping", "Wheels for CPU and CUDA, and finding what went wrong when a library crashes.",
                  ["13-wheel-packaging", "22-cuda-wheel", "19-debugging-crashes"]),
-    "gpu": ("GPU in depth", "Streams, CUDA graphs, precompiled GPU code and NVSHMEM across GPUs.",
-            ["06-cuda-streams", "21-cuda-graphs", "20-precompiled-gpu-code", "07-nvshmem"]),
+    "gpu": ("GPU in depth", "Streams, CUDA graphs, precompiled GPU code, a Triton kernel and NVSHMEM "
+            "across GPUs.",
+            ["06-cuda-streams", "21-cuda-graphs", "20-precompiled-gpu-code", "25-triton-kernel", "07-nvshmem"]),
 }
 MAX_TEACHES = 150
 _ROLE_NAME = re.compile(r"\{[\w:-]+\}(?=`)")  # a MyST role's name, before its backquoted text

@@ -23,6 +23,9 @@ SKIP_DIRS = {"build", "_build", "dist", "__pycache__"}
 SKIP_SUFFIXES = {".pyc", ".so", ".o", ".a", ".whl"}
 
 
+_CUDA_RUNTIME = re.compile(r"#include\s*<cuda_runtime(_api)?\.h>")
+
+
 class RecipeError(ValueError):
     """A recipe that does not exist, or a folder that cannot be made self-contained."""
 
@@ -67,11 +70,14 @@ class Recipe:
     def gpu(self) -> str:
         """'no', 'optional' (CUDA code next to what runs on the CPU) or 'required' (NVSHMEM).
 
-        CUDA code is a CUDA variant or any other ``.cu`` file (a fatbin's kernel, a demo).
+        CUDA code is a CUDA variant, any other ``.cu`` file (a fatbin's kernel, a demo), or C++
+        that launches GPU code through the CUDA runtime (recipe 25's launcher of a Triton cubin).
         """
         if "NVSHMEM" in self.variants:
             return "required"
-        return "optional" if "CUDA" in self.variants or any(self.folder.glob("*.cu")) else "no"
+        cuda = ("CUDA" in self.variants or any(self.folder.glob("*.cu"))
+                or any(_CUDA_RUNTIME.search(p.read_text(errors="replace")) for p in self.folder.glob("*.cc")))
+        return "optional" if cuda else "no"
 
     @property
     def number(self) -> str:

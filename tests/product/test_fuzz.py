@@ -141,7 +141,7 @@ NOT_FUZZED = {
 }
 
 #: Projects built only with nvcc (or NVSHMEM): their exports are excused on a build without it.
-CUDA_ONLY = ("cookbook/20-precompiled-gpu-code/", "cookbook/22-cuda-wheel/")
+CUDA_ONLY = ("cookbook/20-precompiled-gpu-code/", "cookbook/22-cuda-wheel/", "cookbook/25-triton-kernel/")
 
 
 def _excused(path: str, variants: list[str]) -> bool:

