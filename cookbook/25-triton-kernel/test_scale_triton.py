@@ -151,6 +151,7 @@ def test_launch_from_tvm_ffi_costs_no_more_than_tritons_own(mod, facts):
     y = torch.empty_like(x)
     grid = ((x.numel() + scale_triton.BLOCK - 1) // scale_triton.BLOCK,)
     launch_triton = scale_triton.scale_kernel[grid]
+    launch_triton(x, y, 2.0, x.numel(), BLOCK=scale_triton.BLOCK)  # its first launch compiles: not timed
     ours, tritons = best_gpu_seconds([lambda: mod.scale_triton(x, y, 2.0),
                                       lambda: launch_triton(x, y, 2.0, x.numel(), BLOCK=scale_triton.BLOCK)])
     assert ours <= tritons * 1.1, f"tvm_ffi {ours * 1e6:.1f} us, Triton's launcher {tritons * 1e6:.1f} us"
