@@ -198,11 +198,8 @@ def build_of_run(name: str, files: dict[str, bytes], build: Path, key: str | Non
     return folder / "build" if (folder / "build" / "CMakeCache.txt").is_file() else None
 
 
-def timing_test_files(name: str) -> list[str]:
-    """The test files of recipe ``name`` that hold tests marked ``timing``."""
-    from ffi_cookbook import catalog
-
-    folder = catalog.recipe(name).folder
+def timing_test_files(folder: Path) -> list[str]:
+    """The test files of the recipe in ``folder`` that hold tests marked ``timing``."""
     return sorted(p.name for p in folder.glob("test_*.py") if "pytest.mark.timing" in p.read_text())
 
 
@@ -227,16 +224,18 @@ def run_timing_tests(build: Path, junit_dir: Path | None) -> int:
     from ffi_cookbook import catalog, takeaway
     from tools.takeaway_venv import venv_at
 
+    timed = {r.name: files for r in catalog.recipes() if (files := timing_test_files(r.folder))}
+    venv, key = venv_at(build / "takeaway-venv"), inputs_key()
     failed = 0
-    for name in [r.name for r in catalog.recipes() if timing_test_files(r.name)]:
-        if record_for(name, takeaway.zip_bytes(takeaway.recipe_files(name), name), build) is None:
+    for name, files in timed.items():
+        if record_for(name, takeaway.zip_bytes(takeaway.recipe_files(name), name), build, key) is None:
             print(f"{name}: no run of today's zip; taking it through the pipeline first", flush=True)
-            run_recipe(name, build)
-        folder, venv = build / RUNS / name, venv_at(build / "takeaway-venv")
+            run_recipe(name, build, key=key)
+        folder = build / RUNS / name
         junit = build / RUNS / f"{name}.timing.xml"
         # (the mark is registered in the checkout's pyproject.toml, which the folder has not)
         done = subprocess.run([str(venv.python), "-m", "pytest", "-q", "-rs", "-W", "ignore::pytest.PytestUnknownMarkWarning",
-                               *timing_test_files(name)], cwd=folder, env=pytest_env(folder, venv, junit, marks="timing"))
+                               *files], cwd=folder, env=pytest_env(folder, venv, junit, marks="timing"))
         failed += done.returncode not in (0, 5)  # 5: none selected
         if junit_dir is not None and junit.is_file():
             junit_dir.mkdir(parents=True, exist_ok=True)
@@ -250,15 +249,16 @@ def default_build() -> Path:
 
 
 def run_recipe(name: str, build: Path | None = None, readme: bool = True, timeout: int = 1500,
-               runs: str = RUNS) -> tuple[Path, dict]:
+               runs: str = RUNS, key: str | None = None) -> tuple[Path, dict]:
     """Recipe ``name``'s zip, as the checkout holds it now, through the pipeline in the take-away
-    venv of ``build`` (:func:`default_build`); see :func:`run_from_zip`."""
+    venv of ``build`` (:func:`default_build`); see :func:`run_from_zip` (``key`` as there)."""
     from ffi_cookbook import takeaway
     from tools.takeaway_venv import venv_at
 
     build = build or default_build()
     data = takeaway.zip_bytes(takeaway.recipe_files(name), name)
-    return run_from_zip(name, data, build, venv_at(build / "takeaway-venv"), timeout, readme=readme, runs=runs)
+    return run_from_zip(name, data, build, venv_at(build / "takeaway-venv"), timeout, key=key, readme=readme,
+                        runs=runs)
 
 
 def recipe_name(number_or_name: str) -> str:
@@ -292,12 +292,13 @@ def main(argv: list[str] | None = None) -> int:
         print(name)
         return 0
     build = opts.build.resolve()
-    record = record_for(name, takeaway.zip_bytes(takeaway.recipe_files(name), name), build)
+    key = inputs_key()  # one run of tools/requirements.py, for the record and the pipeline
+    record = record_for(name, takeaway.zip_bytes(takeaway.recipe_files(name), name), build, key)
     if record is not None:
         print(f"{name}: this zip already ran (its record, {build / RUNS / name}.json, is of today's zip and venv)")
     else:
         print(f"{name}: unzip, execute the notebook, run the README in {build / RUNS / name} ...", flush=True)
-        _, record = run_recipe(name, build)
+        _, record = run_recipe(name, build, key=key)
     readme = record["readme"]
     print(f"{name}: notebook {record['seconds']:.0f} s (build {record.get('build_seconds') or 0:.0f} s), "
           f"README {readme['seconds']:.0f} s, {'passed' if readme['ok'] else 'FAILED'}; "

@@ -47,8 +47,9 @@ class Venv:
                if k not in {"PYTHONPATH", "FFI_COOKBOOK_BUILD_DIR", "FFI_COOKBOOK_LIBRARY", "VIRTUAL_ENV"}}
         env["PATH"] = f"{self.path / 'bin'}{os.pathsep}{env.get('PATH', '')}"
         env["VIRTUAL_ENV"] = str(self.path)
-        # Tests that compare timings run in make test's pass alone, from the checkout; here other
-        # tests run beside them on the other worker, and a recipe's README runs its whole file.
+        # Tests that compare timings run in make test's second pass, one recipe at a time
+        # (tools/recipe_runs.py --timing sets its own marks); here other tests run beside them
+        # on the other worker, and a recipe's README runs its whole file.
         env["PYTEST_ADDOPTS"] = '-m "not timing"'
         return env
 
