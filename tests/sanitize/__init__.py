@@ -66,6 +66,9 @@ def sanitizer_env(build: Path) -> dict:
         os.environ,
         **({"LD_LIBRARY_PATH": library_path} if library_path else {}),
         FFI_COOKBOOK_BUILD_DIR=str(build),
+        # where each process notes its tests (sitecustomize, tests_per_process; __main__'s
+        # tracer crashes)
+        FFI_COOKBOOK_SANITIZER_PROCESSES=str(build / "processes"),
         FFI_COOKBOOK_SANITIZER_PRELOAD=f"{gcc_runtime('libasan.so')}:{gcc_runtime('libubsan.so')}",
         # Python objects in malloc'd memory, where LeakSanitizer looks for pointers. With
         # CPython's own allocator they live in mmap'd arenas that LeakSanitizer does not scan,

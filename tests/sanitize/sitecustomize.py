@@ -12,6 +12,11 @@ ASan it starts as a plug-in that never applies UBSAN_OPTIONS' log_path (only a
 standalone UBSan does), so its reports would go to stderr, which pytest
 captures and loses when halt_on_error ends the process. This module hands
 libubsan the log_path itself, so its reports land in files too.
+
+Each process also leaves, under FFI_COOKBOOK_SANITIZER_PROCESSES, a file named by its
+pid holding the test that was running when it started (PYTEST_CURRENT_TEST, which a
+test's children inherit): when LeakSanitizer's own tracer crashes at a process's exit,
+the run knows which test to run again (see tests/sanitize/__main__.py).
 """
 
 import os
@@ -24,6 +29,10 @@ if _preload:
             _argv = [a.decode() for a in _f.read().split(b"\0")[:-1]]
         os.execve(sys.executable, _argv, dict(os.environ, LD_PRELOAD=_preload))
     del os.environ["LD_PRELOAD"]
+    _processes = os.environ.get("FFI_COOKBOOK_SANITIZER_PROCESSES")
+    if _processes and os.path.isdir(_processes) and os.environ.get("PYTEST_CURRENT_TEST"):
+        with open(os.path.join(_processes, str(os.getpid())), "a") as _f:
+            _f.write(os.environ["PYTEST_CURRENT_TEST"].rsplit(" (", 1)[0] + "\n")
     _ubsan_log = dict(o.split("=", 1) for o in os.environ.get("UBSAN_OPTIONS", "").split(":") if "=" in o)
     if "log_path" in _ubsan_log:
         import ctypes

@@ -186,3 +186,41 @@ def test_nvrtc_finds_its_builtins_under_the_sanitizer_runtimes(report_build, roo
     done = run_sanitized(report_build, root, script)
     assert done.returncode == 0, done.stderr[-3000:]
     assert reports_of(report_build, done.stdout.strip()) == ""
+
+
+TRACER_CRASH = """Tracer caught signal 11: addr=0x8db0 pc=0x7ff6d88e80f0 sp=0x7ff6d53ffd10
+==1139==LeakSanitizer has encountered a fatal error.
+==1139==HINT: For debugging, try setting environment variable LSAN_OPTIONS=verbosity=1:log_threads=1
+==1139==HINT: LeakSanitizer does not work under ptrace (strace, gdb, etc)
+"""
+
+
+def test_a_crashed_leak_tracer_names_the_tests_to_run_again(tmp_path):
+    from tests.sanitize.__main__ import tracer_crashes
+
+    reports, processes = tmp_path / "reports", tmp_path / "processes"
+    reports.mkdir(), processes.mkdir()
+    (reports / "asan.1139").write_text(TRACER_CRASH)
+    # a worker's tests, as tests_per_process writes them (xdist's "@group" dropped for the rerun)
+    (processes / "1139").write_text("cookbook/a/test_a.py::test_one@cookbook/a/test_a.py\n"
+                                    "cookbook/a/test_a.py::test_two[x y]@cookbook/a/test_a.py\n")
+    files = sorted(reports.glob("*"))
+    assert tracer_crashes(files, processes) == {
+        "1139": ["cookbook/a/test_a.py::test_one", "cookbook/a/test_a.py::test_two[x y]"]}
+    # a process whose tests are not known cannot be run again: the crash fails the run
+    (processes / "1139").unlink()
+    assert tracer_crashes(files, processes) is None
+    # nor does a crash excuse a finding in another process
+    (processes / "1139").write_text("cookbook/a/test_a.py::test_one\n")
+    (reports / "asan.1140").write_text("==1140==ERROR: LeakSanitizer: detected memory leaks\n")
+    (processes / "1140").write_text("cookbook/a/test_a.py::test_two\n")
+    assert tracer_crashes(sorted(reports.glob("*")), processes) is None
+
+
+def test_each_child_notes_the_test_that_started_it(report_build, root):
+    (report_build / "processes").mkdir()
+    env = dict(sanitizer_env(report_build), PYTEST_CURRENT_TEST="t.py::test_x[a (b)] (call)")
+    done = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], cwd=root, capture_output=True,
+                          text=True, env=env)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert (report_build / "processes" / done.stdout.strip()).read_text() == "t.py::test_x[a (b)]\n"
