@@ -92,13 +92,14 @@ def pytest_env(folder: Path, venv: Venv, junit: Path, marks: str = "not timing")
 
     pytest reads the first pytest.ini, or pyproject.toml with a pytest table, in the folders
     above: here the checkout's, which a reader's unzipped folder does not have above it. An
-    empty one and the folder as root dir keep the reader's defaults (nothing else)."""
+    empty one and the folder as root dir keep the reader's defaults (nothing else). A mark the
+    folder does not register (a reader would get a warning about it) is an error here."""
     no_config = folder.parent / "no-config.ini"
     no_config.write_text("[pytest]\n")
     junit.unlink(missing_ok=True)
     env = venv.env()
     env["PYTEST_ADDOPTS"] = (f"-m {shlex.quote(marks)} -c {shlex.quote(str(no_config))} "
-                             f"--rootdir {shlex.quote(str(folder))} "
+                             f"--rootdir {shlex.quote(str(folder))} -W error::pytest.PytestUnknownMarkWarning "
                              f"-o junit_family=xunit1 --junitxml={shlex.quote(str(junit))}")
     return env
 
@@ -233,9 +234,8 @@ def run_timing_tests(build: Path, junit_dir: Path | None) -> int:
             run_recipe(name, build, key=key)
         folder = build / RUNS / name
         junit = build / RUNS / f"{name}.timing.xml"
-        # (the mark is registered in the checkout's pyproject.toml, which the folder has not)
-        done = subprocess.run([str(venv.python), "-m", "pytest", "-q", "-rs", "-W", "ignore::pytest.PytestUnknownMarkWarning",
-                               *files], cwd=folder, env=pytest_env(folder, venv, junit, marks="timing"))
+        done = subprocess.run([str(venv.python), "-m", "pytest", "-q", "-rs", *files], cwd=folder,
+                              env=pytest_env(folder, venv, junit, marks="timing"))
         failed += done.returncode not in (0, 5)  # 5: none selected
         if junit_dir is not None and junit.is_file():
             junit_dir.mkdir(parents=True, exist_ok=True)

@@ -74,7 +74,7 @@ def test_harness_gives_positive_finite_ratios(oc, libs, case):
     assert all(math.isfinite(r) and r > 0 for r in ratios.values()), ratios
 
 
-@pytest.mark.timing  # compares two timings: run alone (make test's serial pass)
+@pytest.mark.timing  # compares two timings (see conftest.py)
 def test_tvm_ffi_tensor_beats_python_custom_op(oc, libs):
     table = oc.callers(3, *libs)
     fast = oc.ns_per_call(*table[BASELINE], repeat=5, seconds=0.005)
@@ -94,7 +94,7 @@ def test_measure_without_exchange_api(oc, libs):
     assert all(math.isfinite(t) and t > 0 for t in ns.values()), ns
 
 
-@pytest.mark.timing  # compares two timings: run alone (make test's serial pass)
+@pytest.mark.timing  # compares two timings (see conftest.py)
 def test_exchange_api_beats_python_dlpack_call(oc, libs):
     table = oc.callers(8, *libs)
     fast = oc.ns_per_call(*table["tvm_ffi + torch.Tensor"], repeat=5, seconds=0.005)

@@ -148,7 +148,7 @@ def cpu_sweep(rms_norm, good) -> tuple[list[str], list[str]]:
     return [header, *rows], misses
 
 
-@pytest.mark.timing  # compares timings: run alone (make test's serial pass)
+@pytest.mark.timing  # compares timings (see conftest.py)
 def test_cpu_faster_than_torch(mod):
     table, misses = cpu_sweep(mod.rms_norm_cpu, lambda ours, theirs, copy: ours >= theirs)
     print("", *table, sep="\n")

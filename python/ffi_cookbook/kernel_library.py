@@ -129,7 +129,9 @@ def cannot_add(r: Recipe) -> str | None:
         return "it has no <stem>_cpu.cc kernel"
     others = sorted(p.name for p in r.folder.iterdir() if p.is_file() and p.suffix in
                     {".c", ".cc", ".cpp", ".cu", ".py"} and p.name not in kernels
-                    and not p.name.startswith("test_"))
+                    and not p.name.startswith("test_")
+                    # registers the timing mark, which the library's pyproject.toml registers too
+                    and p.name != "conftest.py")
     if others:
         return f"it is more than kernels and their tests ({', '.join(others)})"
     tests = sorted(r.folder.glob("test_*.py"))
