@@ -81,14 +81,16 @@ def take_outputs(page, executed) -> None:
 
 
 def _execute_folder(folder: str, timeout: int, allow_errors: bool, readme: bool = True) -> list[tuple]:
-    """In a worker: execute the folder's notebooks in order; (docname, notebook, seconds, error)."""
+    """In a worker: execute the folder's notebooks in order; (docname, notebook, seconds, error,
+    (began, ended)), the last the wall-clock span of the whole run (a recipe's README included)."""
     done = []
     for docname, path, notebook, _, recipe in _WORK[folder]:
+        began = time.time()
         try:
             seconds, error = _execute_one(path, notebook, recipe, timeout, allow_errors, readme), None
         except Exception as err:  # noqa: BLE001  (myst-nb executes it again and reports it)
             seconds, error = 0.0, f"{type(err).__name__}: {str(err)[-3000:]}"
-        done.append((docname, notebook, seconds, error))
+        done.append((docname, notebook, seconds, error, (began, time.time())))
     return done
 
 
@@ -182,7 +184,7 @@ def _before_read(app, env, docnames) -> None:
         _WORK["alone"] = [entry]
         results = _execute_folder("alone", timeout, allow_errors, readme=False)
         _cache_results(env, [entry], results, "alone", log)
-        ran_alone += [entry[-1] for _, _, _, error in results if not error and entry[-1]]
+        ran_alone += [entry[-1] for _, _, _, error, _ in results if not error and entry[-1]]
     if ran_alone:
         _readmes(ran_alone, app.config.notebook_workers, log)
     _WORK.clear()
@@ -218,7 +220,7 @@ def _cache_results(env, entries: list, results: list, how: str, log: list) -> No
 
     cache = get_cache(env.mystnb_config.execution_cache_path)
     read_fmt = {entry[0]: entry[3] for entry in entries}
-    for docname, notebook, seconds, error in results:
+    for docname, notebook, seconds, error, (began, ended) in results:
         path = str(env.doc2path(docname))
         if error:  # myst-nb executes it again and reports the error
             logger.info(f"{docname}: failed here ({error}); myst-nb will execute it")
@@ -227,7 +229,10 @@ def _cache_results(env, entries: list, results: list, how: str, log: list) -> No
                   else cache.add_nb_to_project(path))
         cache.cache_notebook_bundle(CacheBundleIn(notebook, record.uri, data={"execution_seconds": seconds}),
                                     check_validity=False, overwrite=True)
-        log.append({"doc": docname, "seconds": round(seconds, 2), "how": how})
+        # began/ended: seconds after the first notebook started, to see how the workers were kept busy
+        start = env.parallel_notebooks_started
+        log.append({"doc": docname, "seconds": round(seconds, 2), "how": how,
+                    "began": round(began - start, 1), "ended": round(ended - start, 1)})
 
 
 def _after_read(app, env) -> None:
