@@ -123,7 +123,12 @@ def breakdown(build: Path) -> tuple[list[tuple[str, float]], list[str]]:
         rows.append((f"  {name}", seconds))
     if len(files) > TOP_FILES:
         rows.append((f"  {len(files) - TOP_FILES} other test files", sum(s for _, s in files[TOP_FILES:])))
-    return rows, [ccache_stats(build)]
+    # A notebook that failed in the site build's workers (myst-nb then ran it itself): the
+    # last line of its error, which the build's quiet output does not show.
+    failed = [f"notebook failed in the site build's workers, ran again by myst-nb: {r['doc']}: "
+              f"{r['error'].strip().splitlines()[-1] if r['error'].strip() else '?'}"
+              for r in runs if r["how"] == "failed"]
+    return rows, [ccache_stats(build), *failed]
 
 
 RECIPE_COLUMNS = ("build", "notebook", "tests", "zip test", "sanitizer")

@@ -224,6 +224,8 @@ def _cache_results(env, entries: list, results: list, how: str, log: list) -> No
         path = str(env.doc2path(docname))
         if error:  # myst-nb executes it again and reports the error
             logger.info(f"{docname}: failed here ({error}); myst-nb will execute it")
+            # in the timing log too, which the bench table's notes show (sphinx -q hides the above)
+            log.append({"doc": docname, "seconds": round(seconds, 2), "how": "failed", "error": error[-1500:]})
             continue
         record = (cache.add_nb_to_project(path, read_data=read_fmt[docname]) if read_fmt[docname]
                   else cache.add_nb_to_project(path))
