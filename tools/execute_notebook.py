@@ -33,15 +33,19 @@ from pathlib import Path
 GPU_QUESTION = re.compile(r"cuda\.is_available\(\)|device_count\(\)")
 
 
-def execute(notebook, folder: Path, timeout: int = 900, allow_errors: bool = False) -> float:
+def execute(notebook, folder: Path, timeout: int = 900, allow_errors: bool = False,
+            record_timing: bool = True) -> float:
     """Execute ``notebook`` (an nbformat node, changed in place) in ``folder``; its seconds.
 
+    With ``record_timing`` each code cell gets nbclient's timestamps in its metadata (the recipe
+    pipeline's build seconds read them). A page for myst-nb's cache must not: the cache hashes
+    every cell's metadata, so a timed page misses it and myst-nb executes it again.
     Raises nbclient's CellExecutionError (or CellTimeoutError) at the first failing cell."""
     import nbclient
 
     start = time.perf_counter()
     nbclient.NotebookClient(notebook, timeout=timeout, kernel_name="python3", allow_errors=allow_errors,
-                            resources={"metadata": {"path": str(folder)}}).execute()
+                            record_timing=record_timing, resources={"metadata": {"path": str(folder)}}).execute()
     return time.perf_counter() - start
 
 

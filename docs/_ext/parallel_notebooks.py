@@ -55,7 +55,7 @@ def _execute_one(path: str, notebook, recipe: str | None, timeout: int, allow_er
     if recipe is None:
         from tools.execute_notebook import execute
 
-        return execute(notebook, Path(path).parent, timeout, allow_errors)
+        return execute(notebook, Path(path).parent, timeout, allow_errors, record_timing=False)
     import nbformat
     from ffi_cookbook import takeaway
     from tools import recipe_runs

@@ -57,3 +57,24 @@ def test_a_recipe_page_runs_again_when_its_zip_changes_or_was_not_run(tmp_path):
     notebooks = [root / "docs" / "cookbook" / "01-add-one" / "notebook.md", root / "docs" / "get-started.md"]
     digests, unrecorded = takeaway_digests(notebooks, root / "docs", tmp_path)  # no record in an empty build folder
     assert set(digests) == set(unrecorded) == {notebooks[0]}  # a guide page has no zip
+
+
+def test_a_page_executed_by_the_workers_is_found_in_myst_nbs_cache(tmp_path):
+    """myst-nb's cache hashes each code cell's metadata: a page executed by the build's workers
+    (parallel_notebooks) must keep the metadata myst-nb reads, or myst-nb executes it again."""
+    import nbformat
+    from jupyter_cache import get_cache
+    from jupyter_cache.base import CacheBundleIn
+    from parallel_notebooks import _execute_one
+
+    page = tmp_path / "page.ipynb"
+    nbformat.write(nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("print(6 * 7)")],
+                                            metadata={"kernelspec": {"name": "python3", "display_name": "Python 3",
+                                                                     "language": "python"}}), page)
+    executed = nbformat.read(page, as_version=4)
+    _execute_one(str(page), executed, None, 60, False)
+    assert executed.cells[0].outputs[0]["text"] == "42\n"
+    cache = get_cache(tmp_path / "cache")
+    record = cache.add_nb_to_project(str(page))
+    cache.cache_notebook_bundle(CacheBundleIn(executed, record.uri), check_validity=False, overwrite=True)
+    cache.match_cache_notebook(nbformat.read(page, as_version=4))  # raises KeyError on a miss
