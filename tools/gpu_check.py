@@ -413,6 +413,7 @@ def main(argv: list[str] | None = None) -> int:
         install_carried_wheels(args.build / "gpu-wheels")
         # the box runs the checkout's package from its source (tests, notebooks, the plan)
         os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT / "python"), os.environ.get("PYTHONPATH")]))
+        sys.path.insert(0, str(ROOT / "python"))  # and this process, whose notebook threads import it
     p = plan_without_gpus() if on_gpu else plan()
     if on_gpu:
         print_plan(p)

@@ -23,6 +23,7 @@ import re
 import subprocess
 import sys
 import sysconfig
+import tempfile
 import time
 from pathlib import Path
 
@@ -55,12 +56,15 @@ def notebook_name(path: Path) -> str:
 
 
 ANSI = re.compile(r"\x1b\[[0-9;]*m")  # terminal colours in nbclient's error text
+TEMP_FOLDER = re.compile(re.escape(tempfile.gettempdir()) + r"/tmp[a-z0-9_]{8}\b")  # tempfile.mkdtemp's
 
 
 def scrub_text(text: str) -> str:
-    """The GPU machine's checkout, interpreter and home paths replaced: pages show no machine's paths."""
-    return (text.replace(sysconfig.get_paths()["purelib"], "<site-packages>").replace(f"{sys.prefix}/bin/", "")
+    """The GPU machine's checkout, interpreter, home and temporary paths replaced: pages show no
+    machine's paths."""
+    text = (text.replace(sysconfig.get_paths()["purelib"], "<site-packages>").replace(f"{sys.prefix}/bin/", "")
             .replace(str(ROOT), "<checkout>").replace(str(Path.home()), "~"))
+    return TEMP_FOLDER.sub("<tmp>", text)
 
 
 def scrub_paths(notebook) -> None:

@@ -182,9 +182,12 @@ def test_on_a_gpu_box_the_plan_is_made_with_the_gpus_hidden(monkeypatch):
     monkeypatch.setattr(gpu_check, "summary", lambda p, where: "")
     monkeypatch.setattr(gpu_check, "run_on_gpu", lambda p, args: 0 if p is planned else 1)
     monkeypatch.setenv("PYTHONPATH", "")
+    monkeypatch.setattr(sys, "path", list(sys.path))
     assert gpu_check.main([]) == 0
-    # the box has no install of this package: its tests and notebooks import it from the source
+    # the box has no install of this package: its tests and notebooks import it from the source,
+    # the notebooks in threads of this process (the run of 587c9e5 stopped there: no ffi_cookbook)
     assert os.environ["PYTHONPATH"].split(os.pathsep)[0] == str(gpu_check.ROOT / "python")
+    assert sys.path[0] == str(gpu_check.ROOT / "python")
 
 
 def test_a_recipe_notebook_that_stops_keeps_its_cells_up_to_the_error(tmp_path):
@@ -205,3 +208,19 @@ def test_a_recipe_notebook_that_stops_keeps_its_cells_up_to_the_error(tmp_path):
     assert cells[0].outputs[0]["text"] == "first cell ran\n"
     assert cells[1].outputs[0]["evalue"] == "the second cell fails"
     assert not cells[2].outputs
+
+
+# ------------------------------------------------------------ what the H200 run of 587c9e5 found
+
+def test_stored_outputs_name_no_temporary_folder():
+    """Recipe 13's notebook printed the library's path in a tempfile folder of the box."""
+    import tempfile
+
+    from tools.gpu_notebooks import scrub_text
+
+    folder = tempfile.mkdtemp()
+    try:
+        assert scrub_text(f"{folder}/mykernels/libmykernels.so") == "<tmp>/mykernels/libmykernels.so"
+    finally:
+        os.rmdir(folder)
+    assert scrub_text("/tmp/notes.txt") == "/tmp/notes.txt"  # a name tempfile did not make stays
