@@ -1,8 +1,11 @@
 """Object lifetime against library lifetime, each case in a process of its own
 (a crash ends that process, not the caller)."""
 
+import os
+import re
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 # [unload_script.begin]
@@ -37,11 +40,32 @@ def run(script: str, *args: str | Path) -> subprocess.CompletedProcess:
                           capture_output=True, text=True, timeout=120)
 
 
-def has_gnu_unique_symbols(library: str | Path) -> bool:
-    """True when the library defines a GNU unique symbol, which glibc never unloads."""
+def gnu_unique_symbols(library: str | Path) -> list[str]:
+    """The GNU unique symbols the library defines (GCC makes some template statics unique)."""
     symbols = subprocess.run(["readelf", "--dyn-syms", "-W", str(library)],
                              capture_output=True, text=True, check=True).stdout
-    return any(" UNIQUE " in line and " UND " not in line for line in symbols.splitlines())
+    return [line.split()[-1] for line in symbols.splitlines() if " UNIQUE " in line and " UND " not in line]
+
+
+# [loader_account.begin]
+LOAD = "import sys, tvm_ffi; tvm_ffi.load_module(sys.argv[1])"
+
+
+def loader_account(library: str | Path, *load_first: str | Path) -> tuple[bool, set[str]]:
+    """Load the library (after ``load_first``) with glibc's LD_DEBUG=bindings and read what the
+    loader did: whether it marked the library NODELETE (never unloaded) for a unique symbol,
+    and the libraries its unique symbols were bound to (each is one copy per process)."""
+    name, unique = Path(library).name, gnu_unique_symbols(library)
+    script = "".join(f"import ctypes; ctypes.CDLL({str(p)!r})\n" for p in load_first) + LOAD
+    with tempfile.TemporaryDirectory() as folder:
+        env = dict(os.environ, LD_DEBUG="bindings", LD_DEBUG_OUTPUT=f"{folder}/ld")
+        subprocess.run([sys.executable, "-c", script, str(library)], env=env, check=True, capture_output=True, timeout=120)
+        log = "".join(p.read_text(errors="replace") for p in Path(folder).glob("ld.*"))
+    pinned = re.search(rf"marking (\S*/)?{re.escape(name)} \[\d+\] as NODELETE due to unique symbol", log)
+    bound = re.findall(rf"binding file (?:\S*/)?{re.escape(name)} \[\d+\] to (?:\S*/)?(\S+) \[\d+\]: "
+                       rf"normal symbol `({'|'.join(map(re.escape, unique)) or '$^'})'", log)
+    return pinned is not None, {definer for definer, _ in bound}
+# [loader_account.end]
 
 
 def outcome(done: subprocess.CompletedProcess) -> str:

@@ -3,6 +3,8 @@ back into Python: results, errors, lifetimes."""
 
 import gc
 import importlib.util
+import shutil
+import subprocess
 from pathlib import Path
 
 import numpy as np
@@ -204,14 +206,39 @@ def test_object_outliving_its_library_crashes_unless_kept_alive():
     assert kept.returncode == 0 and "library still mapped: True" in kept.stdout and "object freed" in kept.stdout
 
 
-def test_gnu_unique_symbols_decide_whether_the_library_stays():
-    """Pinned by a GNU unique symbol (GCC 12 here): survives; without one (seen on a GPU box): crashes."""
+def test_the_loader_pinning_the_library_decides_whether_it_stays():
+    """glibc marks a library NODELETE when it binds one of the library's GNU unique symbols
+    to the library's own copy: then the object outlives the unload, else the process crashes."""
     needs_unloadable()  # GNU unique symbols are a GCC feature too
     done = lifetime.run(lifetime.UNLOAD, LIBRARY, False)
-    if lifetime.has_gnu_unique_symbols(LIBRARY):
+    pinned, _ = lifetime.loader_account(LIBRARY)
+    if pinned:
         assert done.returncode == 0 and "library still mapped: True" in done.stdout
     else:
         assert done.returncode < 0 and "library still mapped: False" in done.stdout
+
+
+FIRST_DEFINER = """#include <string>
+std::string digits(unsigned long v) { return std::to_string(v) + std::to_string(unsigned(v)); }
+"""
+
+
+def test_a_unique_symbol_defined_first_elsewhere_does_not_pin_the_library(tmp_path):
+    """A library loaded earlier that defines the same unique symbols gets the bindings, and
+    libobjects.so is unmapped on unload: the notebook's 'by luck'."""
+    needs_unloadable()
+    compiler = shutil.which("g++")
+    if compiler is None:
+        pytest.skip("needs g++ to build the library that defines the symbols first")
+    (tmp_path / "first.cc").write_text(FIRST_DEFINER)
+    first = tmp_path / "libfirst.so"
+    subprocess.run([compiler, "-O2", "-shared", "-fPIC", tmp_path / "first.cc", "-o", first], check=True)
+    ours = set(lifetime.gnu_unique_symbols(LIBRARY))
+    if not ours or not ours <= set(lifetime.gnu_unique_symbols(first)):
+        pytest.skip(f"libobjects.so's unique symbols are not all std::to_string's here: {sorted(ours)}")
+    assert lifetime.loader_account(LIBRARY, first) == (False, {"libfirst.so"})
+    done = lifetime.run(f"import ctypes; ctypes.CDLL({str(first)!r})\n" + lifetime.UNLOAD, LIBRARY, False)
+    assert done.returncode < 0 and "library still mapped: False" in done.stdout, done.stderr[-2000:]
 
 
 def test_second_library_registering_the_same_type_aborts():

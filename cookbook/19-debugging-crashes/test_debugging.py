@@ -152,9 +152,8 @@ def test_a_write_one_past_the_end_is_silent_alone_and_reported_by_memcheck():
     assert alone.returncode == 0 and "returned and synchronised without an error" in alone.stdout, alone.stderr[-3000:]
     checked = crash_demos.write_one_past(sanitized=True)
     report = checked.stdout + checked.stderr
-    assert checked.returncode == 3, report[-3000:]  # --error-exitcode: the program itself succeeded
-    assert "Invalid __global__ write of size 4 bytes" in report and "WriteAtKernel" in report, report[-3000:]
-    assert re.search(r"Address 0x[0-9a-f]+ is out of bounds", report), report[-3000:]
+    assert checked.returncode == 3, report[:3000]  # --error-exitcode: memcheck reported an error
+    assert "Invalid __global__ write of size 4 bytes" in report and "WriteAtKernel" in report, report[:3000]
 
 
 def test_an_undefined_symbol_ends_the_process_at_the_first_call():

@@ -140,8 +140,9 @@ def test_tvm_ffi_function_compiles_once_wrapped_as_a_custom_op(ops):
 
 
 def test_numpy_and_jax_reach_only_the_tvm_ffi_function(ops):
-    jnp = pytest.importorskip("jax.numpy")
-    for x in (np.arange(5, dtype=np.float32), jnp.arange(5, dtype=jnp.float32)):
+    jax = pytest.importorskip("jax")
+    cpu = jax.devices("cpu")[0]  # with a GPU, JAX would put the array there
+    for x in (np.arange(5, dtype=np.float32), jax.device_put(jax.numpy.arange(5, dtype=np.float32), cpu)):
         out = np.zeros(5, np.float32)
         ops["tvm_ffi"](x, out, 3.0)
         np.testing.assert_array_equal(out, 3.0 * np.arange(5, dtype=np.float32))

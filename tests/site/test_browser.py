@@ -59,8 +59,13 @@ def site_pages() -> list[str]:
 
 # -- no browser needed --------------------------------------------------------------------------
 
+# tempfile.mkdtemp's names: "tmp" and eight letters, digits or underscores
+TEMP_FOLDER = re.compile(re.escape(tempfile.gettempdir()) + r"/tmp[a-z0-9_]{8}\b")
+
+
 def test_no_page_names_the_build_machine_paths():
-    """Neither the checkout's absolute path nor the home folder appears on any page."""
+    """Neither the checkout's absolute path, the home folder nor a temporary folder that
+    Python's tempfile named appears on any page."""
     needles = {str(ROOT), str(ROOT.resolve())}
     home = Path.home()
     if home != Path("/"):
@@ -68,7 +73,7 @@ def test_no_page_names_the_build_machine_paths():
     found = {}
     for name in site_pages():
         text = (SITE / name).read_text(errors="replace")
-        hits = sum(text.count(n) for n in needles)
+        hits = sum(text.count(n) for n in needles) + len(TEMP_FOLDER.findall(text))
         if hits:
             found[name] = hits
     assert not found, f"pages that print a path of this machine ({sorted(needles)}): {found}"
