@@ -16,8 +16,8 @@ import pytest
 from docutils import nodes
 
 STAMP_KEYS = {"device", "driver", "cuda", "torch", "apache_tvm_ffi", "commit", "date", "seconds", "error"}
-# the stored runs are of commit 34fb164; the stale-mark test stamps a copy with an older commit
-DEVICE_STAMP = "On NVIDIA H200, 2026-11-26, commit c96b285"
+# the stored runs are of commit 587c9e5; the stale-mark test stamps a copy with an older commit
+DEVICE_STAMP = "On NVIDIA H200, 2026-11-27, commit c96b285"
 
 
 @pytest.fixture(scope="module")
@@ -228,6 +228,10 @@ GPU_CLAIMS = {
                    ("and the caller's stream on a GPU; its GPU tests skip where torch sees none", ("code",))],
     "11-from-torch-extension": [("(see [On a GPU](#on-a-gpu))", ("code",))],
     "14-c-and-cpp-callers": [("then described as living on a GPU", ("code",))],
+    "16-objects-and-callbacks": [
+        ("(on the GPU machine that ran this notebook for the site, it did)",
+         ("output", "16-objects-and-callbacks", "libobjects.so             keep_module_alive=False: killed by SIGSEGV")),
+    ],
     "19-debugging-crashes": [
         ("On a GPU the child launches 2048 threads per block, twice the limit.", ("code",)),
         ("On a GPU the child also checks for the unchecked error still pending", ("checks",)),
@@ -241,6 +245,8 @@ GPU_CLAIMS = {
                        ("and the cell checks that each call, with new inputs, matches eager mode", ("checks",)),
                        ("On a GPU the cells above check that the kernel sees the capturing stream", ("checks",))],
     "22-cuda-wheel": [("on the CPU (`src/scale_cpu.cc`, as in recipe 13) and on a GPU.", ("code",))],
+    "24-torch-stable-abi": [("On a machine with a GPU, JAX puts a new array on the GPU",
+                             ("upstream", "https://docs.jax.dev/en/latest/201/placement.html"))],
     "25-triton-kernel": [("on a GPU, what that launch costs next to Triton's own launcher in Python", ("code",)),
                          ("The launch needs a GPU of the architecture compiled for, sm_90 (H100, H200) here",
                           ("code",))],
