@@ -38,6 +38,7 @@ STEPS = [  # (name in phases.log, what the table calls it)
     ("doxygen", "doxygen"),
     ("runtime", "runtime (CMake)"),
     ("site", "site: Sphinx + notebooks"),
+    ("site-alone", "  of which the notebooks run alone, and their READMEs"),
     ("snippets", "snippets"),
     ("site-report", "site again (snippet report)"),
     ("tests", "tests, in parallel"),
@@ -46,7 +47,7 @@ STEPS = [  # (name in phases.log, what the table calls it)
     ("sanitize", "sanitizer run (make test-sanitize)"),
     ("recipe", "make recipe"),
 ]
-BESIDE = {"sanitize-build"}  # steps that ran beside others: not in the total
+BESIDE = {"site-alone", "sanitize-build"}  # part of another step, or beside them: not in the total
 TOUCHED = "cookbook/01-add-one/add_one_cpu.cc"  # the source the warm run changes
 TOP_FILES = 12  # test files listed by name; the rest are summed
 

@@ -179,6 +179,8 @@ def _before_read(app, env, docnames) -> None:
             for folder, future in zip(folders, futures):
                 _cache_results(env, work[folder], future.result(), "parallel", log)
     ran_alone = []
+    if alone:
+        _phase(app, "site-alone", "begin")
     for entry in alone:  # with nothing else running; the recipes' READMEs after the last one
         logger.info(f"executing {entry[0]} alone")
         _WORK["alone"] = [entry]
@@ -187,6 +189,8 @@ def _before_read(app, env, docnames) -> None:
         ran_alone += [entry[-1] for _, _, _, error, _ in results if not error and entry[-1]]
     if ran_alone:
         _readmes(ran_alone, app.config.notebook_workers, log)
+    if alone:
+        _phase(app, "site-alone", "end")
     _WORK.clear()
     _TAKEAWAY.clear()
     env.parallel_notebooks_ran = {e["doc"] for e in log}
@@ -255,6 +259,15 @@ def _after_read(app, env) -> None:
 
 def build_dir(app) -> Path:
     return Path(os.environ.get("FFI_COOKBOOK_BUILD_DIR") or Path(app.outdir).parent).resolve()
+
+
+def _phase(app, name: str, what: str) -> None:
+    """A line of <build>/timing/phases.log, as the Makefile writes them (tools/bench_loop.py
+    reads it; .ci/run starts the sanitized builds when the notebooks that run alone begin)."""
+    timing = build_dir(app) / "timing"
+    timing.mkdir(parents=True, exist_ok=True)
+    with (timing / "phases.log").open("a") as out:
+        out.write(f"{name} {what} {time.time():.9f}\n")
 
 
 def _append_log(app, entries: list[dict]) -> None:
