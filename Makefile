@@ -81,7 +81,7 @@ $(COMPILER_FACTS)/CMakeCache.txt: conf/compiler-facts/CMakeLists.txt conf/known-
 TIMING := $(abspath $(BUILD))/timing
 phase = @mkdir -p $(TIMING) && echo "$(1) $(2) $$(date +%s.%N)" >> $(TIMING)/phases.log
 
-.PHONY: all help docs html snippets test recipe serve clean distclean venv runtime doxygen-tool chromium-tool bench-loop fuzz test-sanitize sanitize-build compiler-facts
+.PHONY: all help docs html snippets test recipe serve clean distclean venv runtime doxygen-tool chromium-tool bench-loop fuzz test-sanitize
 
 all: docs ## the site (same as make docs)
 
@@ -220,15 +220,6 @@ fuzz: runtime ## the fuzz of every export, 100,000 cases (FUZZ_SEED=0)
 # The recipe tests, the helper tests and the fuzz against the recipe folders and the
 # probe built with -fsanitize=address,undefined (under $(BUILD)/sanitize), with
 # AddressSanitizer, UBSan and LeakSanitizer in every Python process; any report fails.
-compiler-facts: $(COMPILER_FACTS)/CMakeCache.txt ## what CMake learns of the compilers here, once
-
-# The builds alone, ahead of the tests: .ci/run starts this beside the site build, at low
-# priority, so that it uses the core the site's timed notebooks leave idle.
-sanitize-build: venv $(COMPILER_FACTS)/CMakeCache.txt ## the ASan/UBSan builds of test-sanitize, no tests
-	$(call phase,sanitize-build,begin)
-	$(OUT_OF_TREE) $(PY) -m tests.sanitize --build $(abspath $(BUILD))/sanitize --build-only
-	$(call phase,sanitize-build,end)
-
 test-sanitize: venv $(COMPILER_FACTS)/CMakeCache.txt ## recipe tests and fuzz against ASan/UBSan/LSan builds
 	$(call phase,sanitize,begin)
 	$(OUT_OF_TREE) $(PY) -m tests.sanitize --build $(abspath $(BUILD))/sanitize --workers $(PYTEST_WORKERS) \

@@ -43,11 +43,10 @@ STEPS = [  # (name in phases.log, what the table calls it)
     ("site-report", "site again (snippet report)"),
     ("tests", "tests, in parallel"),
     ("timing-tests", "tests marked timing, alone"),
-    ("sanitize-build", "sanitized builds, beside the site (.ci/run)"),
     ("sanitize", "sanitizer run (make test-sanitize)"),
     ("recipe", "make recipe"),
 ]
-BESIDE = {"site-alone", "sanitize-build"}  # part of another step, or beside them: not in the total
+BESIDE = {"site-alone"}  # part of another step: not in the total
 TOUCHED = "cookbook/01-add-one/add_one_cpu.cc"  # the source the warm run changes
 TOP_FILES = 12  # test files listed by name; the rest are summed
 

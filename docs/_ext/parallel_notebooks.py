@@ -263,7 +263,7 @@ def build_dir(app) -> Path:
 
 def _phase(app, name: str, what: str) -> None:
     """A line of <build>/timing/phases.log, as the Makefile writes them (tools/bench_loop.py
-    reads it; .ci/run starts the sanitized builds when the notebooks that run alone begin)."""
+    shows how long the notebooks that run alone took, a core idle meanwhile)."""
     timing = build_dir(app) / "timing"
     timing.mkdir(parents=True, exist_ok=True)
     with (timing / "phases.log").open("a") as out:

@@ -82,14 +82,11 @@ def main() -> int:
                         help="pytest-xdist processes, each test file on one (0: one process)")
     parser.add_argument("--junit", type=Path, default=None,
                         help="pytest's junit file (make test-sanitize: <build>/timing/sanitize-junit.xml)")
-    parser.add_argument("--build-only", action="store_true",
-                        help="configure and build the sanitized projects, run no test (.ci/run starts "
-                             "this early, beside the site build)")
     parser.add_argument("pytest_args", nargs="*",
                         help="what pytest runs (default: the recipe tests but NOTHING_INSTRUMENTED, "
                              "tests/product/test_helpers.py and tests/product/test_fuzz.py)")
     opts = parser.parse_args()
-    if not opts.pytest_args and not opts.build_only:
+    if not opts.pytest_args:
         # the fuzz first: its file is the longest group, one worker's from the start
         opts.pytest_args = ["tests/product/test_fuzz.py", "cookbook", "tests/product/test_helpers.py",
                             *(f"--deselect={node}" if "::" in node else f"--ignore={node}"
@@ -100,9 +97,6 @@ def main() -> int:
     start = time.monotonic()
     build_all(build)
     built = time.monotonic()
-    if opts.build_only:
-        print(f"sanitized builds: {built - start:.0f} s")
-        return 0
     # Tests marked timing compare speeds: meaningless with one side instrumented.
     pytest_options = ["-q", "-p", "no:cacheprovider", "-p", "tests_per_process", "-m", "not timing"]
     parallel = ["-n", str(opts.workers), "--dist", "loadgroup"] if opts.workers else []
