@@ -74,6 +74,13 @@ def why_not_run(mod) -> str | None:
     return None
 
 
+def say(line: str) -> None:
+    """One write per line: the ranks share the terminal, and print() may write a text and its
+    newline separately (unbuffered output), letting another rank's line land in between."""
+    sys.stdout.write(line + "\n")
+    sys.stdout.flush()
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     # Not "--n": torchrun takes it for an abbreviation of one of its own options and stops.
@@ -88,11 +95,7 @@ def main(argv: list[str] | None = None) -> int:
     placement = (socket.gethostname(), int(os.environ["LOCAL_RANK"]))
     dist.all_gather_object(seen, (hashlib.sha256(unique_id).hexdigest()[:16], placement, why_not_run(mod)))
     origin = "shmem_unique_id_nvshmem" if hasattr(mod, "shmem_unique_id_nvshmem") else "a random stand-in"
-    # One write per line: ranks share the terminal, and print() may write the text and its
-    # newline separately (unbuffered output), letting another rank's line land in between.
-    sys.stdout.write(f"rank {rank}/{world}: unique id of {len(unique_id)} bytes from {origin}, "
-                     f"sha256 {seen[rank][0]}\n")
-    sys.stdout.flush()
+    say(f"rank {rank}/{world}: unique id of {len(unique_id)} bytes from {origin}, sha256 {seen[rank][0]}")
     assert len({digest for digest, _, _ in seen}) == 1, f"ranks hold different ids: {seen}"
     reasons = {reason for _, _, reason in seen if reason}
     if len({p for _, p, _ in seen}) < world:
@@ -101,10 +104,10 @@ def main(argv: list[str] | None = None) -> int:
         ring(mod, unique_id, args.floats)
         dist.barrier()
         if rank == 0:
-            print(f"{world} PEs: every PE received its left neighbour's data", flush=True)
+            say(f"{world} PEs: every PE received its left neighbour's data")
     elif rank == 0:
-        print(f"{world} ranks hold the identical {ID_BYTES}-byte id; NVSHMEM init and the ring put "
-              f"skipped: {'; '.join(sorted(reasons))}", flush=True)
+        say(f"{world} ranks hold the identical {ID_BYTES}-byte id; NVSHMEM init and the ring put "
+            f"skipped: {'; '.join(sorted(reasons))}")
     dist.destroy_process_group()
     return 0
 
