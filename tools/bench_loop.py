@@ -38,7 +38,7 @@ STEPS = [  # (name in phases.log, what the table calls it)
     ("doxygen", "doxygen"),
     ("runtime", "runtime (CMake)"),
     ("site", "site: Sphinx + notebooks"),
-    ("site-alone", "  of which the notebooks run alone, and their READMEs"),
+    ("site-alone", "  of which the cells that measure time, alone, and READMEs"),
     ("snippets", "snippets"),
     ("site-report", "site again (snippet report)"),
     ("tests", "tests, in parallel"),
@@ -113,12 +113,13 @@ def breakdown(build: Path) -> tuple[list[tuple[str, float]], list[str]]:
     for how in ("parallel", "alone", "myst-nb"):
         done = [r for r in runs if r["how"] == how]
         if done:
-            label = "again by myst-nb" if how == "myst-nb" else how
-            rows.append((f"  notebooks executed {label}: {len(done)}, seconds each added up",
+            label = {"parallel": "executed in parallel", "alone": "that measure time (timed cells alone)",
+                     "myst-nb": "executed again by myst-nb"}[how]
+            rows.append((f"  notebooks {label}: {len(done)}, seconds each added up",
                          sum(r["seconds"] for r in done)))
     readmes = [r for r in runs if r["how"] == "readme"]
     if readmes:
-        rows.append((f"  READMEs of the notebooks run alone: {len(readmes)}, added up",
+        rows.append((f"  READMEs of the notebooks that measure time: {len(readmes)}, added up",
                      sum(r["seconds"] for r in readmes)))
     files = sorted(test_file_seconds(timing).items(), key=lambda kv: -kv[1])
     for name, seconds in files[:TOP_FILES]:

@@ -2,7 +2,10 @@
 
 A notebook runs with its folder as the working directory, its cells in order, and stops at
 the first cell that raises (a cell tagged ``raises-exception`` may raise), keeping the
-outputs up to there. Everything that executes a notebook calls :func:`execute`:
+outputs up to there. A cell that measures time is tagged ``measures-time``: the site build
+runs such a notebook's cells before the first of them beside other work, then pauses it
+(``pause``) and runs the rest with nothing else running. Everything that executes a notebook
+calls :func:`execute`:
 
 - the site build (docs/_ext/parallel_notebooks.py), for the guide and concept pages, in place;
 - the recipe pipeline (tools/recipe_runs.py), for a recipe's notebook in its unzipped folder:
@@ -26,27 +29,58 @@ import json
 import re
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 #: A code cell that asks whether a GPU is there: on a machine without one it prints why it did
 #: not run, and the recipe pipeline keeps the last line it printed (a GPU run, what it saw).
 GPU_QUESTION = re.compile(r"cuda\.is_available\(\)|device_count\(\)")
+#: The tag of a code cell that measures time (what it prints depends on nothing else running).
+MEASURES_TIME = "measures-time"
+
+
+def first_timed_cell(notebook) -> int | None:
+    """The index in ``notebook.cells`` of the first code cell tagged :data:`MEASURES_TIME`."""
+    return next((i for i, cell in enumerate(notebook.cells) if cell.cell_type == "code"
+                 and MEASURES_TIME in cell.get("metadata", {}).get("tags", [])), None)
 
 
 def execute(notebook, folder: Path, timeout: int = 900, allow_errors: bool = False,
-            record_timing: bool = True) -> float:
-    """Execute ``notebook`` (an nbformat node, changed in place) in ``folder``; its seconds.
+            record_timing: bool = True, pause: Callable[[], None] | None = None) -> float:
+    """Execute ``notebook`` (an nbformat node, changed in place) in ``folder``; its seconds, less
+    the time spent in ``pause``.
 
     With ``record_timing`` each code cell gets nbclient's timestamps in its metadata (the recipe
     pipeline's build seconds read them). A page for myst-nb's cache must not: the cache hashes
     every cell's metadata, so a timed page misses it and myst-nb executes it again.
+    ``pause`` is called just before the first cell that measures time (:func:`first_timed_cell`),
+    its kernel idle, and the cell runs when it returns.
     Raises nbclient's CellExecutionError (or CellTimeoutError) at the first failing cell."""
     import nbclient
 
+    paused = [0.0]
+    at = first_timed_cell(notebook) if pause is not None else None
+
+    class Client(nbclient.NotebookClient):
+        async def async_execute_cell(self, cell, cell_index, *args, **kwargs):
+            if cell_index == at:
+                began = time.perf_counter()
+                pause()
+                paused[0] = time.perf_counter() - began
+            return await super().async_execute_cell(cell, cell_index, *args, **kwargs)
+
     start = time.perf_counter()
-    nbclient.NotebookClient(notebook, timeout=timeout, kernel_name="python3", allow_errors=allow_errors,
-                            record_timing=record_timing, resources={"metadata": {"path": str(folder)}}).execute()
-    return time.perf_counter() - start
+    Client(notebook, timeout=timeout, kernel_name="python3", allow_errors=allow_errors,
+           record_timing=record_timing, resources={"metadata": {"path": str(folder)}}).execute()
+    return time.perf_counter() - start - paused[0]
+
+
+def wait_for_go() -> None:
+    """Script mode's ``pause``: say ``paused`` on stdout, then wait for a line on stdin (end of
+    input, the caller gone: stop)."""
+    print("paused", flush=True)
+    if sys.stdin.readline().strip() != "go":
+        raise SystemExit("paused before the cells that measure time, and nobody said go")
 
 
 def gpu_cells_said(notebook) -> list[str]:
@@ -59,14 +93,15 @@ def gpu_cells_said(notebook) -> list[str]:
     return said
 
 
-def run_file(notebook_file: Path, executed: Path | None, timeout: int) -> int:
+def run_file(notebook_file: Path, executed: Path | None, timeout: int, pause: bool = False) -> int:
     """Script mode: execute ``notebook_file`` (.ipynb) in its folder, write the executed copy to
-    ``executed`` (also when a cell fails, up to that cell) and print :func:`gpu_cells_said` as JSON."""
+    ``executed`` (also when a cell fails, up to that cell) and print :func:`gpu_cells_said` as JSON
+    (with ``pause``: :func:`wait_for_go` before the cells that measure time)."""
     import nbformat
 
     notebook = nbformat.read(notebook_file, as_version=4)
     try:
-        execute(notebook, notebook_file.resolve().parent, timeout)
+        execute(notebook, notebook_file.resolve().parent, timeout, pause=wait_for_go if pause else None)
     finally:
         if executed is not None:
             nbformat.write(notebook, executed)
@@ -95,11 +130,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("notebooks", nargs="+", type=Path, help="MyST pages (.md), or one .ipynb with --out")
     parser.add_argument("--out", type=Path, help="script mode: where the executed .ipynb goes ('-': nowhere)")
     parser.add_argument("--timeout", type=int, default=900, help="seconds a cell may take")
+    parser.add_argument("--pause", action="store_true",
+                        help="script mode: before the first cell that measures time, print 'paused' "
+                             "and wait for 'go' on stdin")
     opts = parser.parse_args(argv)
     if opts.out is not None:
         if len(opts.notebooks) != 1:
             parser.error("--out takes one notebook")
-        return run_file(opts.notebooks[0], None if str(opts.out) == "-" else opts.out, opts.timeout)
+        return run_file(opts.notebooks[0], None if str(opts.out) == "-" else opts.out, opts.timeout, opts.pause)
     import nbclient
 
     for path in opts.notebooks:

@@ -33,8 +33,10 @@ import shlex
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 import zipfile
+from collections.abc import Callable
 from pathlib import Path
 
 from tools.takeaway_venv import Venv, inputs_key
@@ -56,13 +58,34 @@ def readme_commands(readme: Path) -> str:
     return match.group(1)
 
 
-def execute(folder: Path, venv: Venv, executed: Path | None = None, timeout: int = 1500) -> list[str]:
+def execute(folder: Path, venv: Venv, executed: Path | None = None, timeout: int = 1500,
+            pause: Callable[[], None] | None = None) -> tuple[list[str], float]:
     """Execute ``folder/notebook.ipynb`` in ``venv`` (``executed``: where the executed copy goes),
     with the cookbook's one notebook runner (tools/execute_notebook.py) as a script of that venv's
-    Python. Returns the last line each GPU cell printed; fails with the cell's error."""
-    done = venv.run([venv.python, "-I", RUNNER, "notebook.ipynb", "--out", str(executed or "-"),
-                     "--timeout", str(timeout)], cwd=folder)
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    Python. Returns the last line each GPU cell printed and the seconds spent in ``pause``
+    (called before the first cell that measures time); fails with the cell's error."""
+    cmd = [venv.python, "-I", RUNNER, "notebook.ipynb", "--out", str(executed or "-"), "--timeout", str(timeout)]
+    if pause is None:
+        return json.loads(venv.run(cmd, cwd=folder).stdout.strip().splitlines()[-1]), 0.0
+    waited = 0.0
+    with tempfile.TemporaryFile("w+") as errors, subprocess.Popen(
+            [str(c) for c in cmd + ["--pause"]], cwd=folder, env=venv.env(), text=True,
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=errors) as child:
+        said = []
+        for line in child.stdout:  # up to "paused", or to the end when it stops before
+            if line.strip() == "paused":
+                began = time.perf_counter()
+                pause()
+                waited = time.perf_counter() - began
+                child.stdin.write("go\n")
+                break
+            said.append(line)
+        child.stdin.close()
+        said += child.stdout.readlines()
+        errors.seek(0)
+        assert child.wait() == 0, (f"{cmd} in {folder} failed ({child.returncode})\n"
+                                   f"stdout:\n{''.join(said)[-5000:]}\nstderr:\n{errors.read()[-5000:]}")
+    return json.loads(said[-1]), waited
 
 
 def build_seconds(executed: Path) -> float | None:
@@ -137,20 +160,22 @@ def write_record(runs: Path, name: str, record: dict) -> None:
 
 
 def run_from_zip(name: str, data: bytes, build: Path, venv: Venv, timeout: int = 1500,
-                 key: str | None = None, readme: bool = True, runs: str = RUNS) -> tuple[Path, dict]:
+                 key: str | None = None, readme: bool = True, runs: str = RUNS,
+                 pause: Callable[[], None] | None = None) -> tuple[Path, dict]:
     """Take recipe ``name``'s zip ``data`` through the pipeline in ``<build>/<runs>/<name>``.
 
     Returns the executed notebook's path and the record written beside the folder
     (``key``: the venv's :func:`~tools.takeaway_venv.inputs_key`, when the caller has it).
     Fails when the notebook fails (then no record is left). With ``readme=False`` the
-    README waits for :func:`add_readme` (the notebooks that run alone): until then the
-    record is not today's (:func:`record_for`)."""
+    README waits for :func:`add_readme` (the notebooks that measure time): until then the
+    record is not today's (:func:`record_for`). ``pause``: see :func:`execute`; its seconds
+    are not the notebook's."""
     folder = unzip(name, data, build / runs)
     executed = build / runs / f"{name}.executed.ipynb"
     start = time.perf_counter()
-    gpu_cells = execute(folder, venv, executed, timeout)
+    gpu_cells, paused = execute(folder, venv, executed, timeout, pause)
     record = {"version": VERSION, "zip": zip_digest(data), "venv": key or inputs_key(), "gpu_cells": gpu_cells,
-              "seconds": round(time.perf_counter() - start, 2), "build_seconds": build_seconds(executed)}
+              "seconds": round(time.perf_counter() - start - paused, 2), "build_seconds": build_seconds(executed)}
     if readme:
         record["readme"] = run_readme(folder, venv, build / runs / f"{name}.junit.xml")
     write_record(build / runs, name, record)

@@ -7,9 +7,10 @@ processes with the cookbook's one notebook runner (tools/execute_notebook.py: th
 same notebook object, in the page's folder, with myst-nb's timeout) and puts the
 results in myst-nb's cache, where myst-nb then finds them.
 
-- A notebook that measures time says so in its front matter
-  (``cookbook: {runs_alone: true}``); it runs after the others, one at a time,
-  with nothing else running.
+- A notebook that measures time tags the cells that do (``:tags: [measures-time]``):
+  those cells run after everything else, one notebook at a time, with nothing else
+  running. A recipe's cells before its first timed cell run beside the other work
+  (its build, mostly), then its kernel waits, paused (tools/execute_notebook.py).
 - Notebooks in one folder run one after the other in the same worker: they build
   into the same folder.
 - A recipe's notebook (``cookbook/<name>/notebook``) runs from the recipe's zip, in
@@ -33,8 +34,10 @@ import functools
 import json
 import multiprocessing
 import os
+import queue
+import threading
 import time
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 from pathlib import Path
 
 from sphinx.util import logging
@@ -46,12 +49,16 @@ _TAKEAWAY: dict = {}  # "build" and "venv" of the recipe runs, read by the forke
 
 
 def runs_alone(notebook) -> bool:
-    return bool(notebook.metadata.get("cookbook", {}).get("runs_alone"))
+    """Whether ``notebook`` has a cell that measures time."""
+    from tools.execute_notebook import first_timed_cell
+
+    return first_timed_cell(notebook) is not None
 
 
 def _execute_one(path: str, notebook, recipe: str | None, timeout: int, allow_errors: bool,
-                 readme: bool = True) -> float:
-    """Execute one notebook (a recipe's from its zip), its outputs put into ``notebook``; seconds."""
+                 readme: bool = True, pause=None) -> float:
+    """Execute one notebook (a recipe's from its zip), its outputs put into ``notebook``; seconds
+    (``pause``: a recipe's, see tools/recipe_runs.py's ``execute``)."""
     if recipe is None:
         from tools.execute_notebook import execute
 
@@ -62,7 +69,7 @@ def _execute_one(path: str, notebook, recipe: str | None, timeout: int, allow_er
 
     data = takeaway.zip_bytes(takeaway.recipe_files(recipe), recipe)
     executed, record = recipe_runs.run_from_zip(recipe, data, _TAKEAWAY["build"], _TAKEAWAY["venv"], timeout,
-                                                _TAKEAWAY["key"], readme=readme)
+                                                _TAKEAWAY["key"], readme=readme, pause=pause)
     take_outputs(notebook, nbformat.read(executed, as_version=4))
     return record["seconds"]
 
@@ -83,15 +90,48 @@ def take_outputs(page, executed) -> None:
 def _execute_folder(folder: str, timeout: int, allow_errors: bool, readme: bool = True) -> list[tuple]:
     """In a worker: execute the folder's notebooks in order; (docname, notebook, seconds, error,
     (began, ended)), the last the wall-clock span of the whole run (a recipe's README included)."""
-    done = []
-    for docname, path, notebook, _, recipe in _WORK[folder]:
-        began = time.time()
+    return [_execute_entry(entry, timeout, allow_errors, readme) for entry in _WORK[folder]]
+
+
+def _execute_entry(entry: tuple, timeout: int, allow_errors: bool, readme: bool = True, pause=None) -> tuple:
+    docname, path, notebook, _, recipe = entry
+    began = time.time()
+    try:
+        seconds, error = _execute_one(path, notebook, recipe, timeout, allow_errors, readme, pause), None
+    except Exception as err:  # noqa: BLE001  (myst-nb executes it again and reports it)
+        seconds, error = 0.0, f"{type(err).__name__}: {str(err)[-3000:]}"
+    return docname, notebook, seconds, error, (began, time.time())
+
+
+class _Paused:
+    """A recipe's notebook that measures time, in a thread of the build: its cells before the
+    first timed one run beside the other work, then it waits until :meth:`finish`."""
+
+    def __init__(self, entry: tuple, timeout: int, allow_errors: bool):
+        self.entry, self.result = entry, None
+        self.paused, self.go = threading.Event(), threading.Event()
+        self.thread = threading.Thread(target=self._run, args=(timeout, allow_errors), daemon=True)
+
+    def _pause(self) -> None:
+        self.paused.set()
+        self.go.wait()
+
+    def _run(self, timeout: int, allow_errors: bool) -> None:
         try:
-            seconds, error = _execute_one(path, notebook, recipe, timeout, allow_errors, readme), None
-        except Exception as err:  # noqa: BLE001  (myst-nb executes it again and reports it)
-            seconds, error = 0.0, f"{type(err).__name__}: {str(err)[-3000:]}"
-        done.append((docname, notebook, seconds, error, (began, time.time())))
-    return done
+            self.result = _execute_entry(self.entry, timeout, allow_errors, readme=False, pause=self._pause)
+        finally:
+            self.paused.set()  # also when it stopped before its timed cells
+
+    def start(self) -> None:
+        """Run the cells before the timed ones; return when they are done."""
+        self.thread.start()
+        self.paused.wait()
+
+    def finish(self) -> list[tuple]:
+        """Run the rest; as :func:`_execute_folder`."""
+        self.go.set()
+        self.thread.join()
+        return [self.result]
 
 
 @functools.cache
@@ -169,22 +209,45 @@ def _before_read(app, env, docnames) -> None:
             for items in [*work.values(), alone]:
                 items[:] = [(*e[:-1], None) for e in items]
     log = []
-    if work:
-        workers = min(app.config.notebook_workers, len(work))
-        logger.info(f"executing {sum(map(len, work.values()))} notebooks in {workers} processes")
-        # Longest folders first (most notebooks), so the workers finish together.
-        folders = sorted(work, key=lambda f: -len(work[f]))
+    # A recipe that measures time runs its first cells now (see _Paused); the rest, all alone.
+    paused = {e[0]: _Paused(e, timeout, allow_errors) for e in alone if e[-1]}
+    if work or paused:
+        workers = min(app.config.notebook_workers, len(work) + len(paused))
+        logger.info(f"executing {sum(map(len, work.values()))} notebooks and the first cells of {len(paused)} "
+                    f"in {workers} processes")
+        # Longest folders first (most notebooks), after the recipes that pause, so the workers finish together.
+        jobs, caching = queue.SimpleQueue(), threading.Lock()
+        for job in [*paused.values(), *sorted(work, key=lambda f: -len(work[f]))]:
+            jobs.put(job)
+
+        def take_jobs(pool) -> None:
+            while True:
+                try:
+                    job = jobs.get_nowait()
+                except queue.Empty:
+                    return
+                if isinstance(job, _Paused):
+                    job.start()
+                else:
+                    results = pool.submit(_execute_folder, job, timeout, allow_errors).result()
+                    with caching:
+                        _cache_results(env, work[job], results, "parallel", log)
+
         with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork")) as pool:
-            futures = [pool.submit(_execute_folder, f, timeout, allow_errors) for f in folders]
-            for folder, future in zip(folders, futures):
-                _cache_results(env, work[folder], future.result(), "parallel", log)
+            pool.submit(int).result()  # its processes forked now, before any thread of ours starts
+            with ThreadPoolExecutor(workers) as takers:
+                for done in [takers.submit(take_jobs, pool) for _ in range(workers)]:
+                    done.result()
     ran_alone = []
     if alone:
         _phase(app, "site-alone", "begin")
     for entry in alone:  # with nothing else running; the recipes' READMEs after the last one
         logger.info(f"executing {entry[0]} alone")
-        _WORK["alone"] = [entry]
-        results = _execute_folder("alone", timeout, allow_errors, readme=False)
+        if entry[0] in paused:
+            results = paused[entry[0]].finish()
+        else:
+            _WORK["alone"] = [entry]
+            results = _execute_folder("alone", timeout, allow_errors, readme=False)
         _cache_results(env, [entry], results, "alone", log)
         ran_alone += [entry[-1] for _, _, _, error, _ in results if not error and entry[-1]]
     if ran_alone:

@@ -1,0 +1,64 @@
+"""A notebook that measures time pauses before its first timed cell, in process and as a script."""
+
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
+
+from tools import recipe_runs
+from tools.execute_notebook import MEASURES_TIME, execute, first_timed_cell
+from tools.takeaway_venv import Venv
+
+
+def timed_notebook(folder: Path):
+    """Cell 1 writes a file; cell 2, timed, reads it; cell 3, timed too, prints."""
+    return new_notebook(cells=[
+        new_markdown_cell("A page."),
+        new_code_cell(f"open({str(folder / 'first')!r}, 'w').write('ran')"),
+        new_code_cell(f"print(open({str(folder / 'first')!r}).read())", metadata={"tags": [MEASURES_TIME]}),
+        new_code_cell("print('last')", metadata={"tags": [MEASURES_TIME]}),
+    ])
+
+
+def test_first_timed_cell_is_a_tagged_code_cell(tmp_path):
+    assert first_timed_cell(timed_notebook(tmp_path)) == 2
+    assert first_timed_cell(new_notebook(cells=[new_code_cell("1")])) is None
+
+
+def test_pause_comes_after_the_cells_before_and_before_the_timed_ones(tmp_path):
+    notebook = timed_notebook(tmp_path)
+    seen = []
+
+    def pause():  # what has run when the pause comes
+        seen.append(((tmp_path / "first").exists(), [c.get("outputs") for c in notebook.cells[2:]]))
+
+    execute(notebook, tmp_path, timeout=60, pause=pause)
+    assert seen == [(True, [[], []])]
+    assert [o["text"] for c in notebook.cells[2:] for o in c.outputs] == ["ran\n", "last\n"]
+
+
+def test_the_pipeline_pauses_the_script_and_leaves_the_wait_out_of_its_seconds(tmp_path):
+    notebook = timed_notebook(tmp_path)
+    nbformat.write(notebook, tmp_path / "notebook.ipynb")
+    waits = []
+
+    def pause():
+        waits.append((tmp_path / "first").exists())
+        import time
+        time.sleep(2)
+
+    # The venv of this interpreter: it has nbclient and a kernel, as the take-away venv does.
+    said, waited = recipe_runs.execute(tmp_path, Venv(Path(sys.prefix), 0.0), tmp_path / "out.ipynb", 60, pause)
+    assert waits == [True] and waited >= 2 and said == []
+    executed = nbformat.read(tmp_path / "out.ipynb", as_version=4)
+    assert [o["text"] for c in executed.cells[2:] for o in c.outputs] == ["ran\n", "last\n"]
+
+
+def test_a_failure_before_the_pause_fails_without_pausing(tmp_path):
+    notebook = timed_notebook(tmp_path)
+    notebook.cells[1].source = "raise ValueError('before the timed cells')"
+    nbformat.write(notebook, tmp_path / "notebook.ipynb")
+    with pytest.raises(AssertionError, match="before the timed cells"):
+        recipe_runs.execute(tmp_path, Venv(Path(sys.prefix), 0.0), None, 60, lambda: pytest.fail("paused"))
