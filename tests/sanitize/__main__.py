@@ -75,6 +75,26 @@ def build_all(build: Path) -> None:
                 raise
 
 
+def recipes_longest_first(build_root: Path) -> list[str]:
+    """The recipe folders, those whose tests took longest in this run's site build first (the
+    README runs' junit files, ``<build_root>/recipe-runs/<name>.junit.xml``, less the tests left
+    out here), by name without them. pytest-xdist hands the groups out in this order; a long one
+    given out last keeps one worker busy while the other has nothing left."""
+    import xml.etree.ElementTree as ET
+
+    def seconds(folder: Path) -> float:
+        junit = build_root / "recipe-runs" / f"{folder.name}.junit.xml"
+        if not junit.is_file():
+            return 0.0
+        left_out = {node.removeprefix(f"cookbook/{folder.name}/") for node in NOTHING_INSTRUMENTED}
+        return sum(float(case.get("time", 0)) for case in ET.parse(junit).iter("testcase")
+                   if f"{case.get('file')}::{case.get('name')}" not in left_out)
+
+    folders = sorted(p for p in (ROOT / "cookbook").iterdir()
+                     if p.is_dir() and p.name[:2].isdigit() and f"cookbook/{p.name}" not in NOTHING_INSTRUMENTED)
+    return [f"cookbook/{f.name}" for f in sorted(folders, key=seconds, reverse=True)]
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(prog="python -m tests.sanitize")
     parser.add_argument("--build", type=Path, default=default_build())
@@ -88,7 +108,8 @@ def main() -> int:
     opts = parser.parse_args()
     if not opts.pytest_args:
         # the fuzz first: its file is the longest group, one worker's from the start
-        opts.pytest_args = ["tests/product/test_fuzz.py", "cookbook", "tests/product/test_helpers.py",
+        opts.pytest_args = ["tests/product/test_fuzz.py", *recipes_longest_first(opts.build.resolve().parent),
+                            "tests/product/test_helpers.py",
                             *(f"--deselect={node}" if "::" in node else f"--ignore={node}"
                               for node in NOTHING_INSTRUMENTED)]
         print(f"left out, nothing instrumented runs in them: {len(NOTHING_INSTRUMENTED)} "
@@ -99,7 +120,9 @@ def main() -> int:
     built = time.monotonic()
     # Tests marked timing compare speeds: meaningless with one side instrumented.
     pytest_options = ["-q", "-p", "no:cacheprovider", "-p", "tests_per_process", "-m", "not timing"]
-    parallel = ["-n", str(opts.workers), "--dist", "loadgroup"] if opts.workers else []
+    # Groups in the order given (xdist would sort them by their number of tests, which put the
+    # fuzz, few tests and the longest group, last, the other worker idle meanwhile).
+    parallel = ["-n", str(opts.workers), "--dist", "loadgroup", "--no-loadscope-reorder"] if opts.workers else []
     junit = []
     if opts.junit:  # tools/bench_loop.py's per-recipe sanitizer seconds
         opts.junit.parent.mkdir(parents=True, exist_ok=True)
