@@ -82,17 +82,19 @@ def recipes_longest_first(build_root: Path) -> list[str]:
     given out last keeps one worker busy while the other has nothing left."""
     import xml.etree.ElementTree as ET
 
-    def seconds(folder: Path) -> float:
-        junit = build_root / "recipe-runs" / f"{folder.name}.junit.xml"
+    from ffi_cookbook import catalog
+    from tools.recipe_runs import RUNS
+
+    def seconds(name: str) -> float:
+        junit = build_root / RUNS / f"{name}.junit.xml"
         if not junit.is_file():
             return 0.0
-        left_out = {node.removeprefix(f"cookbook/{folder.name}/") for node in NOTHING_INSTRUMENTED}
+        left_out = {node.removeprefix(f"cookbook/{name}/") for node in NOTHING_INSTRUMENTED}
         return sum(float(case.get("time", 0)) for case in ET.parse(junit).iter("testcase")
                    if f"{case.get('file')}::{case.get('name')}" not in left_out)
 
-    folders = sorted(p for p in (ROOT / "cookbook").iterdir()
-                     if p.is_dir() and p.name[:2].isdigit() and f"cookbook/{p.name}" not in NOTHING_INSTRUMENTED)
-    return [f"cookbook/{f.name}" for f in sorted(folders, key=seconds, reverse=True)]
+    names = [r.name for r in catalog.recipes() if f"cookbook/{r.name}" not in NOTHING_INSTRUMENTED]
+    return [f"cookbook/{name}" for name in sorted(names, key=seconds, reverse=True)]
 
 
 def main() -> int:

@@ -23,6 +23,8 @@ from pathlib import Path
 
 import pytest
 
+from tools.execute_notebook import MEASURES_TIME
+
 ROOT = Path(__file__).resolve().parents[2]
 MAX_WORDS = 1500
 PAGES = sorted([*ROOT.glob("docs/*.md"), *ROOT.glob("docs/guides/*.md"), *ROOT.glob("docs/concepts/*.md"),
@@ -141,7 +143,7 @@ def test_no_cell_prints_a_skipped_tool(page):
 #: pages that time something: their code calls a timer, or a cell is tagged as measuring time
 #: (tools/execute_notebook.py: the site build runs those cells alone)
 MEASURING = [p for p in PAGES if TIMING.search("\n".join(blocks(p.read_text())[1]))
-             or re.search(r"^:tags: \[.*\bmeasures-time\b", p.read_text(), re.M)]
+             or re.search(rf"^:tags: \[.*\b{MEASURES_TIME}\b", p.read_text(), re.M)]
 
 
 def test_measuring_pages_are_found():
