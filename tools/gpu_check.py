@@ -25,8 +25,9 @@ the carried wheels installed (``_build/gpu-wheels``, made by ``--wheels`` on a m
 pip's index and carried to the box with the tree; pip reads them instead
 of an index, recipe 13's isolated build environment too); the runtime built (CMake, all
 cores); then, at once, the tests that time nothing (pytest-xdist) and the notebooks
-(several at a time); then, alone, the timing tests, recipe 09's timing notebook and the
-benchmarks, so that nothing else runs while they measure.
+(several at a time); then, alone, the timing tests, the cells of each notebook from its first one tagged
+``measures-time`` on (the cells before run with the rest), and the benchmarks, so that
+nothing else runs while they measure.
 
 Prepared for the device tool (a GPU box with no network, given the tree and what ``carry``
 names): here, ``make venv`` and ``.venv/bin/python tools/gpu_check.py --wheels``; there,
@@ -47,6 +48,7 @@ import re
 import subprocess
 import sys
 import tarfile
+import threading
 import time
 from pathlib import Path
 
@@ -58,8 +60,6 @@ DATA = ROOT / "docs" / "gpu-runs" / "data"
 GPU_REASON = re.compile(r"\bGPUs?\b|\bCUDA\b|NVSHMEM")
 # Decorators that skip without a GPU, for the independent scan of tests/tooling/test_gpu_check.py.
 GPU_MARKS = ("needs_cuda", "needs_nvshmem")
-# Notebooks that measure time: run alone, after the rest.
-TIMING_NOTEBOOKS = ("09-call-overhead", "25-triton-kernel")
 # Pages of the site that are notebooks but not recipes (run in their own folder).
 PAGE_GLOBS = ("docs/guides/*.md", "docs/concepts/*.md", "docs/get-started.md")
 GPU_WORDS = re.compile(r"cuda|gpu|nvshmem", re.IGNORECASE)
@@ -116,6 +116,16 @@ def collect_gpu_tests() -> tuple[dict[str, str], set[str], list[str]]:
     return plugin.skipped, plugin.timing, plugin.errors
 
 
+def measures_time(path: Path) -> bool:
+    """Whether a code cell of the notebook is tagged ``measures-time`` (tools/execute_notebook.py):
+    its cells from that one on run alone."""
+    sys.path.insert(0, str(ROOT))
+    import jupytext
+    from tools.execute_notebook import first_timed_cell
+
+    return first_timed_cell(jupytext.read(path)) is not None
+
+
 def has_gpu_cells(path: Path) -> bool:
     return any(GPU_WORDS.search(cell) for cell in CODE_CELL.findall(path.read_text()))
 
@@ -154,7 +164,8 @@ def plan() -> dict:
     tests, timing, errors = collect_gpu_tests()
     return {"tests": tests, "timing_tests": sorted(timing), "collection_errors": errors,
             "notebooks": [{"name": notebook_name(p), "path": str(p.relative_to(ROOT)),
-                           "gpu_cells": has_gpu_cells(p)} for p in notebooks()],
+                           "gpu_cells": has_gpu_cells(p), "measures_time": measures_time(p)}
+                          for p in notebooks()],
             "benchmarks": benchmarks()}
 
 
@@ -164,7 +175,7 @@ def print_plan(p: dict) -> None:
         print(f"  {nodeid}{'  [timing: run alone]' if nodeid in p['timing_tests'] else ''}")
     print(f"notebooks ({len(p['notebooks'])}; * has GPU cells):")
     for nb in p["notebooks"]:
-        alone = "  [timing: run alone]" if nb["name"] in TIMING_NOTEBOOKS else ""
+        alone = "  [timing: cells from the first timed one run alone]" if nb["measures_time"] else ""
         print(f"  {'*' if nb['gpu_cells'] else ' '} {nb['path']}{alone}")
     print(f"benchmarks ({len(p['benchmarks'])}, tools/gpu_bench.py, run alone):")
     for title in p["benchmarks"]:
@@ -316,14 +327,44 @@ def junit_outcomes(junit: Path) -> dict[str, dict]:
     return outcomes
 
 
-def run_notebook(path: Path, build: Path, stamp: dict) -> tuple[str, float, str | None]:
-    """One notebook: a recipe's from its zip (tools/recipe_runs.py), a page's in its folder."""
+def run_notebook(path: Path, build: Path, stamp: dict, pause=None) -> tuple[str, float, str | None]:
+    """One notebook: a recipe's from its zip (tools/recipe_runs.py), a page's in its folder.
+    ``pause``: called before its first cell that measures time."""
     sys.path.insert(0, str(ROOT))
     import tools.gpu_notebooks as gn
 
     if path.name == "notebook.md":
-        return gn.execute_recipe(path.parent.name, build, DATA, stamp)
-    return gn.execute(path, DATA, stamp)
+        return gn.execute_recipe(path.parent.name, build, DATA, stamp, pause)
+    return gn.execute(path, DATA, stamp, pause)
+
+
+class Paused:
+    """A notebook that measures time, in a thread of its own: its cells up to the first timed one
+    run beside the rest of the check; :meth:`finish` lets the rest run and waits for it."""
+
+    def __init__(self, path: Path, build: Path, stamp: dict) -> None:
+        self.at_pause, self.go = threading.Event(), threading.Event()
+        self.result: tuple[str, float, str | None] | None = None
+        self.thread = threading.Thread(target=self._run, args=(path, build, stamp), daemon=True)
+        self.thread.start()
+
+    def _pause(self) -> None:
+        self.at_pause.set()
+        self.go.wait()
+
+    def _run(self, path: Path, build: Path, stamp: dict) -> None:
+        try:
+            self.result = run_notebook(path, build, stamp, self._pause)
+        except Exception as err:  # reported by finish, as a notebook that stopped
+            self.result = (notebook_name(path), 0.0, f"{type(err).__name__}: {err}"[:500])
+        finally:
+            self.at_pause.set()
+
+    def finish(self) -> tuple[str, float, str | None]:
+        self.at_pause.wait()
+        self.go.set()
+        self.thread.join()
+        return self.result
 
 
 def machine_stamp() -> dict:
@@ -351,8 +392,9 @@ def run_on_gpu(p: dict, args) -> int:
 
     quiet = [t for t in p["tests"] if t not in p["timing_tests"]]
     books = [ROOT / nb["path"] for nb in p["notebooks"]]
-    parallel = [b for b in books if notebook_name(b) not in TIMING_NOTEBOOKS]
-    alone = [b for b in books if notebook_name(b) in TIMING_NOTEBOOKS]
+    timed = {ROOT / nb["path"] for nb in p["notebooks"] if nb["measures_time"]}
+    parallel = [b for b in books if b not in timed]
+    paused = [Paused(b, build, stamp) for b in books if b in timed]  # their first cells start now
     results: dict[str, dict] = {}
     failed = 0
     with concurrent.futures.ThreadPoolExecutor(args.jobs + 1) as pool:
@@ -363,8 +405,8 @@ def run_on_gpu(p: dict, args) -> int:
         results.update(tests.result())
     print(f"parallel part done: {time.perf_counter() - start:.0f} s", flush=True)
     results.update(run_tests(p["timing_tests"], build, "timing", 1))
-    for book in alone:
-        name, seconds, error = run_notebook(book, build, stamp)
+    for book in paused:
+        name, seconds, error = book.finish()
         print(f"notebook {name} (alone): {seconds} s", "ok" if error is None else f"FAILED: {error}", flush=True)
         failed += error is not None
     bench = subprocess.run([sys.executable, str(ROOT / "tools" / "gpu_bench.py")], cwd=ROOT,

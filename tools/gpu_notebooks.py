@@ -83,19 +83,33 @@ def scrub_paths(notebook) -> None:
                     output["data"][mime] = scrub(value)
 
 
-def execute(path: Path, out: Path, stamp: dict) -> tuple[str, float, str | None]:
-    """A page's notebook, in its own folder (the cookbook's notebook runner, tools/execute_notebook.py)."""
+class Waited:
+    """``pause`` (a callable or None), counting the seconds spent in it."""
+
+    def __init__(self, pause) -> None:
+        self.pause, self.seconds = pause, 0.0
+
+    def __call__(self) -> None:
+        began = time.perf_counter()
+        self.pause()
+        self.seconds += time.perf_counter() - began
+
+
+def execute(path: Path, out: Path, stamp: dict, pause=None) -> tuple[str, float, str | None]:
+    """A page's notebook, in its own folder (the cookbook's notebook runner, tools/execute_notebook.py).
+    ``pause``: called before its first cell that measures time; its seconds are not the notebook's."""
     sys.path.insert(0, str(ROOT))
     from tools.execute_notebook import execute as run_cells
 
     notebook = jupytext.read(path)
     start = time.perf_counter()
     error = None
+    waited = Waited(pause)
     try:
-        run_cells(notebook, path.parent, timeout=600)
+        run_cells(notebook, path.parent, timeout=600, pause=waited if pause else None)
     except nbclient.exceptions.CellExecutionError as err:  # keep the cells that ran
         error = scrub_text(ANSI.sub("", str(err)).strip().splitlines()[-1])[:500]
-    seconds = round(time.perf_counter() - start, 1)
+    seconds = round(time.perf_counter() - start - waited.seconds, 1)
     scrub_paths(notebook)
     notebook.metadata["ffi_cookbook_gpu_run"] = dict(stamp, seconds=seconds, error=error)
     notebook.metadata.pop("jupytext", None)
@@ -103,9 +117,10 @@ def execute(path: Path, out: Path, stamp: dict) -> tuple[str, float, str | None]
     return notebook_name(path), seconds, error
 
 
-def execute_recipe(name: str, build: Path, out: Path, stamp: dict) -> tuple[str, float, str | None]:
+def execute_recipe(name: str, build: Path, out: Path, stamp: dict, pause=None) -> tuple[str, float, str | None]:
     """Recipe ``name``'s notebook, run from its zip as the site build runs it (tools/recipe_runs.py),
-    with this interpreter's packages (on a GPU box: its CUDA torch and the carried wheels)."""
+    with this interpreter's packages (on a GPU box: its CUDA torch and the carried wheels).
+    ``pause``: as for :func:`execute`."""
     sys.path.insert(0, str(ROOT))
     from ffi_cookbook import takeaway
     from tools import recipe_runs
@@ -116,9 +131,10 @@ def execute_recipe(name: str, build: Path, out: Path, stamp: dict) -> tuple[str,
     executed.unlink(missing_ok=True)
     start = time.perf_counter()
     error = None
+    waited = Waited(pause)
     try:
         recipe_runs.run_from_zip(name, data, build / "gpu-check", Venv(Path(sys.prefix), 0.0),
-                                 timeout=600, key="gpu-check", readme=False)
+                                 timeout=600, key="gpu-check", readme=False, pause=waited if pause else None)
         notebook = nbformat.read(executed, as_version=4)
     except AssertionError as err:  # a cell failed: recipe_runs reports the kernel's output
         lines = [line for line in ANSI.sub("", str(err)).splitlines() if line.strip()]
@@ -126,7 +142,7 @@ def execute_recipe(name: str, build: Path, out: Path, stamp: dict) -> tuple[str,
         # the cells up to the failing one, its traceback included, when the notebook got that far
         notebook = (nbformat.read(executed, as_version=4) if executed.is_file() else
                     nbformat.reads(takeaway.recipe_files(name)["notebook.ipynb"].decode(), as_version=4))
-    seconds = round(time.perf_counter() - start, 1)
+    seconds = round(time.perf_counter() - start - waited.seconds, 1)
     scrub_paths(notebook)
     notebook.metadata["ffi_cookbook_gpu_run"] = dict(stamp, seconds=seconds, error=error)
     nbformat.write(notebook, out / f"{name}.ipynb")

@@ -36,7 +36,7 @@ def dry_run(root):
 
 @pytest.fixture(scope="module")
 def planned_tests(dry_run):
-    return {line.strip().removesuffix("  [timing: run alone]") for line in dry_run.stdout.splitlines()
+    return {line.strip().split("  [timing:")[0] for line in dry_run.stdout.splitlines()
             if "::" in line}
 
 
@@ -103,8 +103,7 @@ def test_the_plan_holds_no_test_that_runs_without_a_gpu(root, planned_tests):
 
 
 def test_every_notebook_with_a_gpu_cell_and_every_stored_run_is_planned(root, dry_run):
-    planned = {line.split()[-1] if not line.rstrip().endswith("]") else line.split()[-4]
-               for line in dry_run.stdout.splitlines() if ".md" in line}
+    planned = {m.group(1) for m in map(re.compile(r"(\S+\.md)\b").search, dry_run.stdout.splitlines()) if m}
     cell = re.compile(r"^```\{code-cell\}[^\n]*\n(.*?)^```", re.S | re.M)
     for path in sorted(root.glob("cookbook/*/notebook.md")):
         if any("cuda" in c.lower() for c in cell.findall(path.read_text())):
@@ -114,9 +113,13 @@ def test_every_notebook_with_a_gpu_cell_and_every_stored_run_is_planned(root, dr
     assert stored <= names, stored - names
 
 
-def test_the_timing_parts_run_alone(dry_run):
+def test_the_timing_parts_run_alone(root, dry_run):
     lines = dry_run.stdout.splitlines()
-    assert any("09-call-overhead/notebook.md  [timing: run alone]" in line for line in lines)
+    alone = {line.split("  [timing:")[0].split()[-1] for line in lines if line.endswith("[timing: cells from the first timed one run alone]")}
+    tagged = {str(p.relative_to(root)) for p in root.glob("cookbook/*/notebook.md")
+              if ":tags: [measures-time]" in p.read_text()}
+    assert "cookbook/09-call-overhead/notebook.md" in alone
+    assert tagged <= alone, tagged - alone
     assert any(line.startswith("benchmarks (") and "run alone" in line for line in lines)
 
 
