@@ -9,8 +9,8 @@ results in myst-nb's cache, where myst-nb then finds them.
 
 - A notebook that measures time tags the cells that do (``:tags: [measures-time]``):
   those cells run after everything else, one notebook at a time, with nothing else
-  running. A recipe's cells before its first timed cell run beside the other work
-  (its build, mostly), then its kernel waits, paused (tools/execute_notebook.py).
+  running. The cells before a notebook's first timed cell run beside the other work
+  (a recipe's build, mostly), then its kernel waits, paused (tools/execute_notebook.py).
 - Notebooks in one folder run one after the other in the same worker: they build
   into the same folder.
 - A recipe's notebook (``cookbook/<name>/notebook``) runs from the recipe's zip, in
@@ -58,11 +58,11 @@ def runs_alone(notebook) -> bool:
 def _execute_one(path: str, notebook, recipe: str | None, timeout: int, allow_errors: bool,
                  readme: bool = True, pause=None) -> float:
     """Execute one notebook (a recipe's from its zip), its outputs put into ``notebook``; seconds
-    (``pause``: a recipe's, see tools/recipe_runs.py's ``execute``)."""
+    (``pause``: called before the first cell that measures time; its seconds are not counted)."""
     if recipe is None:
         from tools.execute_notebook import execute
 
-        return execute(notebook, Path(path).parent, timeout, allow_errors, record_timing=False)
+        return execute(notebook, Path(path).parent, timeout, allow_errors, record_timing=False, pause=pause)
     import nbformat
     from ffi_cookbook import takeaway
     from tools import recipe_runs
@@ -104,8 +104,9 @@ def _execute_entry(entry: tuple, timeout: int, allow_errors: bool, readme: bool 
 
 
 class _Paused:
-    """A recipe's notebook that measures time, in a thread of the build: its cells before the
-    first timed one run beside the other work, then it waits until :meth:`finish`."""
+    """A notebook that measures time, in a thread of the build: its cells before the first
+    timed one run beside the other work, then it waits until :meth:`finish` (a recipe's kernel
+    runs in the take-away venv, a page's is started by this process)."""
 
     def __init__(self, entry: tuple, timeout: int, allow_errors: bool):
         self.entry, self.result = entry, None
@@ -209,15 +210,23 @@ def _before_read(app, env, docnames) -> None:
             for items in [*work.values(), alone]:
                 items[:] = [(*e[:-1], None) for e in items]
     log = []
-    # A recipe that measures time runs its first cells now (see _Paused); the rest, all alone.
-    paused = {e[0]: _Paused(e, timeout, allow_errors) for e in alone if e[-1]}
+    # A notebook that measures time runs its first cells now (see _Paused); the rest, all alone.
+    paused = {e[0]: _Paused(e, timeout, allow_errors) for e in alone}
     if work or paused:
         workers = min(app.config.notebook_workers, len(work) + len(paused))
         logger.info(f"executing {sum(map(len, work.values()))} notebooks and the first cells of {len(paused)} "
                     f"in {workers} processes")
         # Longest folders first (most notebooks), after the recipes that pause, so the workers finish together.
+        # A page that pauses starts after the other notebooks of its folder (they build into the
+        # same folder), a recipe's at once (it runs from its zip, in a folder of its own).
+        after: dict[str, list] = {}
+        for entry in alone:
+            folder = str(Path(entry[1]).parent)
+            if not entry[-1] and folder in work:
+                after.setdefault(folder, []).append(paused[entry[0]])
         jobs, caching = queue.SimpleQueue(), threading.Lock()
-        for job in [*paused.values(), *sorted(work, key=lambda f: -len(work[f]))]:
+        waiting = {id(job) for jobs_after in after.values() for job in jobs_after}
+        for job in [*(p for p in paused.values() if id(p) not in waiting), *sorted(work, key=lambda f: -len(work[f]))]:
             jobs.put(job)
 
         def take_jobs(pool) -> None:
@@ -232,6 +241,8 @@ def _before_read(app, env, docnames) -> None:
                     results = pool.submit(_execute_folder, job, timeout, allow_errors).result()
                     with caching:
                         _cache_results(env, work[job], results, "parallel", log)
+                    for page in after.get(job, []):
+                        page.start()
 
         with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork")) as pool:
             pool.submit(int).result()  # its processes forked now, before any thread of ours starts
@@ -243,11 +254,7 @@ def _before_read(app, env, docnames) -> None:
         _phase(app, "site-alone", "begin")
     for entry in alone:  # with nothing else running; the recipes' READMEs after the last one
         logger.info(f"executing {entry[0]} alone")
-        if entry[0] in paused:
-            results = paused[entry[0]].finish()
-        else:
-            _WORK["alone"] = [entry]
-            results = _execute_folder("alone", timeout, allow_errors, readme=False)
+        results = paused[entry[0]].finish()
         _cache_results(env, [entry], results, "alone", log)
         ran_alone += [entry[-1] for _, _, _, error, _ in results if not error and entry[-1]]
     if ran_alone:
