@@ -32,6 +32,13 @@ NOTHING_INSTRUMENTED = {
        "kernels compiled at run time by tvm_ffi.cpp with its own flags, not the run's (and a torch "
        "extension); the file's other tests run the same kernels in the test process"
        for name in ["test_four_processes_compile_once", "test_torch_extension_computes_the_same"]},
+    **{f"cookbook/16-objects-and-callbacks/test_objects.py::{name}":
+       "children that watch the dynamic loader (unmapping, NODELETE pinning, a second copy's "
+       "abort); the object code they run is what the file's other tests run in the test process"
+       for name in ["test_object_outliving_its_library_crashes_unless_kept_alive",
+                    "test_the_loader_pinning_the_library_decides_whether_it_stays",
+                    "test_a_unique_symbol_defined_first_elsewhere_does_not_pin_the_library",
+                    "test_second_library_registering_the_same_type_aborts"]},
     "cookbook/07-nvshmem/test_ring.py::test_torchrun_ranks_receive_the_identical_unique_id":
         "without NVSHMEM (no nvcc in this run) the ranks exchange a random stand-in id",
     **{f"cookbook/19-debugging-crashes/test_debugging.py::{name}":
