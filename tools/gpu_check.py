@@ -24,10 +24,10 @@ Order, planned for a 16-core GPU box with no network (at most 8 minutes on an H1
 the carried wheels installed (``_build/gpu-wheels``, made by ``--wheels`` on a machine with
 pip's index and carried to the box with the tree; pip reads them instead
 of an index, recipe 13's isolated build environment too); the runtime built (CMake, all
-cores); then, at once, the tests that time nothing (pytest-xdist) and the notebooks
-(several at a time); then, alone, the timing tests, the cells of each notebook from its first one tagged
-``measures-time`` on (the cells before run with the rest), and the benchmarks, so that
-nothing else runs while they measure.
+cores); then, at once, the tests that time nothing (pytest-xdist) and the notebooks (several
+at a time); then, alone, the timing tests, the cells of each recipe's notebook from its first
+one tagged ``measures-time`` on (the cells before run with the rest), the pages with such a
+cell, and the benchmarks, so that nothing else runs while they measure.
 
 Prepared for the device tool (a GPU box with no network, given the tree and what ``carry``
 names): here, ``make venv`` and ``.venv/bin/python tools/gpu_check.py --wheels``; there,
@@ -175,7 +175,8 @@ def print_plan(p: dict) -> None:
         print(f"  {nodeid}{'  [timing: run alone]' if nodeid in p['timing_tests'] else ''}")
     print(f"notebooks ({len(p['notebooks'])}; * has GPU cells):")
     for nb in p["notebooks"]:
-        alone = "  [timing: cells from the first timed one run alone]" if nb["measures_time"] else ""
+        alone = ("" if not nb["measures_time"] else "  [timing: run alone]" if not nb["path"].endswith("notebook.md")
+                 else "  [timing: cells from the first timed one run alone]")
         print(f"  {'*' if nb['gpu_cells'] else ' '} {nb['path']}{alone}")
     print(f"benchmarks ({len(p['benchmarks'])}, tools/gpu_bench.py, run alone):")
     for title in p["benchmarks"]:
@@ -339,7 +340,7 @@ def run_notebook(path: Path, build: Path, stamp: dict, pause=None) -> tuple[str,
 
 
 class Paused:
-    """A notebook that measures time, in a thread of its own: its cells up to the first timed one
+    """A recipe's notebook that measures time, in a thread of its own: its cells up to the first timed one
     run beside the rest of the check; :meth:`finish` lets the rest run and waits for it."""
 
     def __init__(self, path: Path, build: Path, stamp: dict) -> None:
@@ -394,7 +395,10 @@ def run_on_gpu(p: dict, args) -> int:
     books = [ROOT / nb["path"] for nb in p["notebooks"]]
     timed = {ROOT / nb["path"] for nb in p["notebooks"] if nb["measures_time"]}
     parallel = [b for b in books if b not in timed]
-    paused = [Paused(b, build, stamp) for b in books if b in timed]  # their first cells start now
+    # A recipe runs from its zip in a folder of its own: its first cells start now. A page
+    # builds into its folder with that folder's other pages: it runs whole, alone, after them.
+    paused = [Paused(b, build, stamp) for b in books if b in timed and b.name == "notebook.md"]
+    pages = [b for b in books if b in timed and b.name != "notebook.md"]
     results: dict[str, dict] = {}
     failed = 0
     with concurrent.futures.ThreadPoolExecutor(args.jobs + 1) as pool:
@@ -405,8 +409,9 @@ def run_on_gpu(p: dict, args) -> int:
         results.update(tests.result())
     print(f"parallel part done: {time.perf_counter() - start:.0f} s", flush=True)
     results.update(run_tests(p["timing_tests"], build, "timing", 1))
-    for book in paused:
-        name, seconds, error = book.finish()
+    for finish in [book.finish for book in paused] + [lambda page=page: run_notebook(page, build, stamp)
+                                                     for page in pages]:
+        name, seconds, error = finish()
         print(f"notebook {name} (alone): {seconds} s", "ok" if error is None else f"FAILED: {error}", flush=True)
         failed += error is not None
     bench = subprocess.run([sys.executable, str(ROOT / "tools" / "gpu_bench.py")], cwd=ROOT,
