@@ -340,8 +340,8 @@ def run_notebook(path: Path, build: Path, stamp: dict, pause=None) -> tuple[str,
 
 
 class Paused:
-    """A recipe's notebook that measures time, in a thread of its own: its cells up to the first timed one
-    run beside the rest of the check; :meth:`finish` lets the rest run and waits for it."""
+    """A recipe's notebook that measures time, in a thread of its own: its cells up to the first
+    timed one run beside the rest of the check; :meth:`finish` lets the rest run and waits for it."""
 
     def __init__(self, path: Path, build: Path, stamp: dict) -> None:
         self.at_pause, self.go = threading.Event(), threading.Event()
