@@ -115,7 +115,8 @@ def test_every_notebook_with_a_gpu_cell_and_every_stored_run_is_planned(root, dr
 
 def test_the_timing_parts_run_alone(root, dry_run):
     lines = dry_run.stdout.splitlines()
-    alone = {line.split("  [timing:")[0].split()[-1] for line in lines if line.endswith("[timing: cells from the first timed one run alone]")}
+    alone = {line.split("  [timing:")[0].split()[-1] for line in lines
+             if line.endswith("[timing: cells from the first timed one run alone]")}
     tagged = {str(p.relative_to(root)) for p in root.glob("cookbook/*/notebook.md")
               if ":tags: [measures-time]" in p.read_text()}
     assert "cookbook/09-call-overhead/notebook.md" in alone
