@@ -129,7 +129,9 @@ class _Paused:
         self.paused.wait()
 
     def finish(self) -> list[tuple]:
-        """Run the rest; as :func:`_execute_folder`."""
+        """Run the rest (all of it, when it was never started); as :func:`_execute_folder`."""
+        if not self.thread.is_alive() and self.result is None:
+            self.start()
         self.go.set()
         self.thread.join()
         return [self.result]
@@ -217,16 +219,19 @@ def _before_read(app, env, docnames) -> None:
         logger.info(f"executing {sum(map(len, work.values()))} notebooks and the first cells of {len(paused)} "
                     f"in {workers} processes")
         # Longest folders first (most notebooks), after the recipes that pause, so the workers finish together.
-        # A page that pauses starts after the other notebooks of its folder (they build into the
-        # same folder), a recipe's at once (it runs from its zip, in a folder of its own).
-        after: dict[str, list] = {}
+        # A recipe's starts at once (it runs from its zip, in a folder of its own). A page builds
+        # into its folder: it starts after the other notebooks there, and a second page that
+        # measures time in the same folder runs whole, alone (it starts when it is let go).
+        early, after, claimed = [], {}, set()
         for entry in alone:
             folder = str(Path(entry[1]).parent)
-            if not entry[-1] and folder in work:
-                after.setdefault(folder, []).append(paused[entry[0]])
+            if entry[-1]:
+                early.append(paused[entry[0]])
+            elif folder not in claimed:
+                claimed.add(folder)
+                (after.setdefault(folder, []) if folder in work else early).append(paused[entry[0]])
         jobs, caching = queue.SimpleQueue(), threading.Lock()
-        waiting = {id(job) for jobs_after in after.values() for job in jobs_after}
-        for job in [*(p for p in paused.values() if id(p) not in waiting), *sorted(work, key=lambda f: -len(work[f]))]:
+        for job in [*early, *sorted(work, key=lambda f: -len(work[f]))]:
             jobs.put(job)
 
         def take_jobs(pool) -> None:
