@@ -218,7 +218,8 @@ def _before_read(app, env, docnames) -> None:
         workers = min(app.config.notebook_workers, len(work) + len(paused))
         logger.info(f"executing {sum(map(len, work.values()))} notebooks and the first cells of {len(paused)} "
                     f"in {workers} processes")
-        # Longest folders first (most notebooks), after the recipes that pause, so the workers finish together.
+        # Longest folders first (most notebooks), after the notebooks that start early, so the workers
+        # finish together.
         # A recipe's starts at once (it runs from its zip, in a folder of its own). A page builds
         # into its folder: it starts after the other notebooks there, and a second page that
         # measures time in the same folder runs whole, alone (it starts when it is let go).
