@@ -330,13 +330,13 @@ def junit_outcomes(junit: Path) -> dict[str, dict]:
 
 def run_notebook(path: Path, build: Path, stamp: dict, pause=None) -> tuple[str, float, str | None]:
     """One notebook: a recipe's from its zip (tools/recipe_runs.py), a page's in its folder.
-    ``pause``: called before its first cell that measures time."""
+    ``pause`` (a recipe's only): called before its first cell that measures time."""
     sys.path.insert(0, str(ROOT))
     import tools.gpu_notebooks as gn
 
     if path.name == "notebook.md":
         return gn.execute_recipe(path.parent.name, build, DATA, stamp, pause)
-    return gn.execute(path, DATA, stamp, pause)
+    return gn.execute(path, DATA, stamp)
 
 
 class Paused:

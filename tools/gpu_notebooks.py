@@ -95,21 +95,19 @@ class Waited:
         self.seconds += time.perf_counter() - began
 
 
-def execute(path: Path, out: Path, stamp: dict, pause=None) -> tuple[str, float, str | None]:
-    """A page's notebook, in its own folder (the cookbook's notebook runner, tools/execute_notebook.py).
-    ``pause``: called before its first cell that measures time; its seconds are not the notebook's."""
+def execute(path: Path, out: Path, stamp: dict) -> tuple[str, float, str | None]:
+    """A page's notebook, in its own folder (the cookbook's notebook runner, tools/execute_notebook.py)."""
     sys.path.insert(0, str(ROOT))
     from tools.execute_notebook import execute as run_cells
 
     notebook = jupytext.read(path)
     start = time.perf_counter()
     error = None
-    waited = Waited(pause)
     try:
-        run_cells(notebook, path.parent, timeout=600, pause=waited if pause else None)
+        run_cells(notebook, path.parent, timeout=600)
     except nbclient.exceptions.CellExecutionError as err:  # keep the cells that ran
         error = scrub_text(ANSI.sub("", str(err)).strip().splitlines()[-1])[:500]
-    seconds = round(time.perf_counter() - start - waited.seconds, 1)
+    seconds = round(time.perf_counter() - start, 1)
     scrub_paths(notebook)
     notebook.metadata["ffi_cookbook_gpu_run"] = dict(stamp, seconds=seconds, error=error)
     notebook.metadata.pop("jupytext", None)
@@ -120,7 +118,7 @@ def execute(path: Path, out: Path, stamp: dict, pause=None) -> tuple[str, float,
 def execute_recipe(name: str, build: Path, out: Path, stamp: dict, pause=None) -> tuple[str, float, str | None]:
     """Recipe ``name``'s notebook, run from its zip as the site build runs it (tools/recipe_runs.py),
     with this interpreter's packages (on a GPU box: its CUDA torch and the carried wheels).
-    ``pause``: as for :func:`execute`."""
+    ``pause``: called before its first cell that measures time; its seconds are not the notebook's."""
     sys.path.insert(0, str(ROOT))
     from ffi_cookbook import takeaway
     from tools import recipe_runs
