@@ -28,6 +28,7 @@ import argparse
 import json
 import re
 import sys
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -73,6 +74,48 @@ def execute(notebook, folder: Path, timeout: int = 900, allow_errors: bool = Fal
     Client(notebook, timeout=timeout, kernel_name="python3", allow_errors=allow_errors,
            record_timing=record_timing, resources={"metadata": {"path": str(folder)}}).execute()
     return time.perf_counter() - start - paused[0]
+
+
+class Paused:
+    """A run of a notebook that measures time, in a thread of its own: ``work(pause)`` runs the
+    notebook and calls ``pause`` before its first timed cell (``execute``'s ``pause``).
+    :meth:`start` returns once it waits there (or ended without); :meth:`finish` lets it go on,
+    waits for it and returns what ``work`` returned, or raises what it raised. Used by the site
+    build and `make gpu-check`: the cells before the timed ones run beside other work, the rest
+    when nothing else runs."""
+
+    def __init__(self, work: Callable[[Callable[[], None]], object]):
+        self._work, self._result, self._error = work, None, None
+        self._at_pause, self._go = threading.Event(), threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def _pause(self) -> None:
+        self._at_pause.set()
+        self._go.wait()
+
+    def _run(self) -> None:
+        try:
+            self._result = self._work(self._pause)
+        except BaseException as err:  # noqa: BLE001  (raised again by finish, in the caller's thread)
+            self._error = err
+        finally:
+            self._at_pause.set()  # also when it ended before a timed cell
+
+    def start(self, wait: bool = True) -> None:
+        """Start the thread (once); with ``wait``, return when it waits at the pause or ended."""
+        if not self._thread.is_alive() and not self._at_pause.is_set():
+            self._thread.start()
+        if wait:
+            self._at_pause.wait()
+
+    def finish(self):
+        """Run the rest (all of it, when never started) and return its result."""
+        self.start()
+        self._go.set()
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
+        return self._result
 
 
 def wait_for_go() -> None:

@@ -48,7 +48,6 @@ import re
 import subprocess
 import sys
 import tarfile
-import threading
 import time
 from pathlib import Path
 
@@ -339,33 +338,23 @@ def run_notebook(path: Path, build: Path, stamp: dict, pause=None) -> tuple[str,
     return gn.execute(path, DATA, stamp)
 
 
-class Paused:
-    """A recipe's notebook that measures time, in a thread of its own: its cells up to the first
-    timed one run beside the rest of the check; :meth:`finish` lets the rest run and waits for it."""
+def paused_run(path: Path, build: Path, stamp: dict):
+    """A recipe's notebook that measures time, in a thread of its own (tools.execute_notebook.Paused,
+    started now): its cells up to the first timed one run beside the rest of the check; its
+    ``finish()`` lets the rest run and returns :func:`run_notebook`'s result (a notebook that
+    stopped, when it raised)."""
+    sys.path.insert(0, str(ROOT))
+    from tools.execute_notebook import Paused
 
-    def __init__(self, path: Path, build: Path, stamp: dict) -> None:
-        self.at_pause, self.go = threading.Event(), threading.Event()
-        self.result: tuple[str, float, str | None] | None = None
-        self.thread = threading.Thread(target=self._run, args=(path, build, stamp), daemon=True)
-        self.thread.start()
-
-    def _pause(self) -> None:
-        self.at_pause.set()
-        self.go.wait()
-
-    def _run(self, path: Path, build: Path, stamp: dict) -> None:
+    def work(pause):
         try:
-            self.result = run_notebook(path, build, stamp, self._pause)
-        except Exception as err:  # reported by finish, as a notebook that stopped
-            self.result = (notebook_name(path), 0.0, f"{type(err).__name__}: {err}"[:500])
-        finally:
-            self.at_pause.set()
+            return run_notebook(path, build, stamp, pause)
+        except Exception as err:  # noqa: BLE001  (reported by the caller, as a notebook that stopped)
+            return (notebook_name(path), 0.0, f"{type(err).__name__}: {err}"[:500])
 
-    def finish(self) -> tuple[str, float, str | None]:
-        self.at_pause.wait()
-        self.go.set()
-        self.thread.join()
-        return self.result
+    run = Paused(work)
+    run.start(wait=False)
+    return run
 
 
 def machine_stamp() -> dict:
@@ -397,7 +386,7 @@ def run_on_gpu(p: dict, args) -> int:
     parallel = [b for b in books if b not in timed]
     # A recipe runs from its zip in a folder of its own: its first cells start now. A page
     # builds into its folder with that folder's other pages: it runs whole, alone, after them.
-    paused = [Paused(b, build, stamp) for b in books if b in timed and b.name == "notebook.md"]
+    paused = [paused_run(b, build, stamp) for b in books if b in timed and b.name == "notebook.md"]
     pages = [b for b in books if b in timed and b.name != "notebook.md"]
     results: dict[str, dict] = {}
     failed = 0

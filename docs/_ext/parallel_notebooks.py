@@ -103,38 +103,14 @@ def _execute_entry(entry: tuple, timeout: int, allow_errors: bool, readme: bool 
     return docname, notebook, seconds, error, (began, time.time())
 
 
-class _Paused:
-    """A notebook that measures time, in a thread of the build: its cells before the first
-    timed one run beside the other work, then it waits until :meth:`finish` (a recipe's kernel
-    runs in the take-away venv, a page's is started by this process)."""
+def _paused(entry: tuple, timeout: int, allow_errors: bool):
+    """A notebook that measures time, in a thread of the build (tools.execute_notebook.Paused):
+    its cells before the first timed one run beside the other work, the rest when let go (a
+    recipe's kernel runs in the take-away venv, a page's is started by this process); its
+    result is :func:`_execute_entry`'s."""
+    from tools.execute_notebook import Paused
 
-    def __init__(self, entry: tuple, timeout: int, allow_errors: bool):
-        self.entry, self.result = entry, None
-        self.paused, self.go = threading.Event(), threading.Event()
-        self.thread = threading.Thread(target=self._run, args=(timeout, allow_errors), daemon=True)
-
-    def _pause(self) -> None:
-        self.paused.set()
-        self.go.wait()
-
-    def _run(self, timeout: int, allow_errors: bool) -> None:
-        try:
-            self.result = _execute_entry(self.entry, timeout, allow_errors, readme=False, pause=self._pause)
-        finally:
-            self.paused.set()  # also when it stopped before its timed cells
-
-    def start(self) -> None:
-        """Run the cells before the timed ones; return when they are done."""
-        self.thread.start()
-        self.paused.wait()
-
-    def finish(self) -> list[tuple]:
-        """Run the rest (all of it, when it was never started); as :func:`_execute_folder`."""
-        if not self.thread.is_alive() and self.result is None:
-            self.start()
-        self.go.set()
-        self.thread.join()
-        return [self.result]
+    return Paused(lambda pause: _execute_entry(entry, timeout, allow_errors, readme=False, pause=pause))
 
 
 @functools.cache
@@ -194,6 +170,8 @@ def _before_read(app, env, docnames) -> None:
     env.parallel_notebooks_ran = set()
     if not work and not alone:
         return
+    from tools.execute_notebook import Paused
+
     nb_config = env.mystnb_config
     timeout, allow_errors = nb_config.execution_timeout, nb_config.execution_allow_errors
     _WORK.clear()
@@ -212,8 +190,8 @@ def _before_read(app, env, docnames) -> None:
             for items in [*work.values(), alone]:
                 items[:] = [(*e[:-1], None) for e in items]
     log = []
-    # A notebook that measures time runs its first cells now (see _Paused); the rest, all alone.
-    paused = {e[0]: _Paused(e, timeout, allow_errors) for e in alone}
+    # A notebook that measures time runs its first cells now (see _paused); the rest, all alone.
+    paused = {e[0]: _paused(e, timeout, allow_errors) for e in alone}
     if work or paused:
         workers = min(app.config.notebook_workers, len(work) + len(paused))
         logger.info(f"executing {sum(map(len, work.values()))} notebooks and the first cells of {len(paused)} "
@@ -241,7 +219,7 @@ def _before_read(app, env, docnames) -> None:
                     job = jobs.get_nowait()
                 except queue.Empty:
                     return
-                if isinstance(job, _Paused):
+                if isinstance(job, Paused):
                     job.start()
                 else:
                     results = pool.submit(_execute_folder, job, timeout, allow_errors).result()
@@ -260,7 +238,7 @@ def _before_read(app, env, docnames) -> None:
         _phase(app, "site-alone", "begin")
     for entry in alone:  # with nothing else running; the recipes' READMEs after the last one
         logger.info(f"executing {entry[0]} alone")
-        results = paused[entry[0]].finish()
+        results = [paused[entry[0]].finish()]
         _cache_results(env, [entry], results, "alone", log)
         ran_alone += [entry[-1] for _, _, _, error, _ in results if not error and entry[-1]]
     if ran_alone:

@@ -8,7 +8,7 @@ import pytest
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
 from tools import recipe_runs
-from tools.execute_notebook import MEASURES_TIME, execute, first_timed_cell
+from tools.execute_notebook import MEASURES_TIME, Paused, execute, first_timed_cell
 from tools.takeaway_venv import Venv
 
 
@@ -62,3 +62,31 @@ def test_a_failure_before_the_pause_fails_without_pausing(tmp_path):
     nbformat.write(notebook, tmp_path / "notebook.ipynb")
     with pytest.raises(AssertionError, match="before the timed cells"):
         recipe_runs.execute(tmp_path, Venv(Path(sys.prefix), 0.0), None, 60, lambda: pytest.fail("paused"))
+
+
+def test_a_paused_run_waits_at_the_pause_until_finish(tmp_path):
+    """The class the site build and gpu-check share: start() returns at the pause, with the
+    cells before it run and the timed ones not; finish() runs them and returns the result."""
+    notebook = timed_notebook(tmp_path)
+    run = Paused(lambda pause: execute(notebook, tmp_path, timeout=60, pause=pause))
+    run.start()
+    assert (tmp_path / "first").exists() and notebook.cells[2].get("outputs") == []
+    assert run.finish() > 0
+    assert [o["text"] for c in notebook.cells[2:] for o in c.outputs] == ["ran\n", "last\n"]
+
+
+def test_a_paused_run_never_started_runs_whole_and_raises_what_its_work_raised():
+    steps = []
+
+    def work(pause):
+        steps.append("before")
+        pause()
+        steps.append("after")
+        raise ValueError("in the timed part")
+
+    with pytest.raises(ValueError, match="in the timed part"):
+        Paused(work).finish()
+    assert steps == ["before", "after"]
+    ended = Paused(lambda pause: "no timed cell")  # work that never pauses: start() returns at its end
+    ended.start()
+    assert ended.finish() == "no timed cell"
