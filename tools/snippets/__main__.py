@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from . import report
@@ -21,7 +23,7 @@ def verify(ctx: Context, blocks: list[Block], executed: dict) -> None:
     compiled: list[tuple[Block, str]] = []
     python_pages: dict[str, list[Block]] = {}
     evidence = Evidence(ctx.root)
-    known_commands = None
+    shell: list[Block] = []
     for block in blocks:
         verifier = languages.get(block.language)
         block.verifier = verifier or ""
@@ -51,9 +53,15 @@ def verify(ctx: Context, blocks: list[Block], executed: dict) -> None:
         elif verifier in ("python", "pycon"):
             python_pages.setdefault(block.page, []).append(block)
         elif verifier == "shell":
-            known_commands = linked_commands(ctx) if known_commands is None else known_commands
-            verify_shell(ctx, block, known_commands)
-    verify_compiled(ctx, compiled)
+            shell.append(block)
+    known_commands = linked_commands(ctx) if shell else {}
+    # The shell blocks run in scratch folders beside the compiles (each one process on one core,
+    # most of them short): one after the other they left a core idle.
+    with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
+        runs = [pool.submit(verify_shell, ctx, block, known_commands) for block in shell]
+        verify_compiled(ctx, compiled)
+        for run in runs:
+            run.result()
     for page_blocks in python_pages.values():
         verify_python_page(ctx, page_blocks)
 
