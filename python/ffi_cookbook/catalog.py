@@ -93,9 +93,9 @@ def _title(notebook: Path) -> str:
 
 def _variants(folder: Path) -> tuple:
     """Device variants by file name; any other C/C++ source (not CUDA) counts as CPU."""
-    found = {label for path in source_files(folder) for suffix, label in VARIANT_SUFFIXES.items()
-             if path.name.endswith(suffix)}
-    if any(p.suffix in {".c", ".cc", ".cpp"} for p in source_files(folder)):
+    files = list(source_files(folder))  # one git listing, not two
+    found = {label for path in files for suffix, label in VARIANT_SUFFIXES.items() if path.name.endswith(suffix)}
+    if any(p.suffix in {".c", ".cc", ".cpp"} for p in files):
         found.add("CPU")
     return tuple(label for label in VARIANT_SUFFIXES.values() if label in found)
 
