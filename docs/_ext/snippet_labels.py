@@ -9,10 +9,12 @@ configured, built, tested, linked, ran, pseudo, unverified) with the tool that d
 and writes, at the end of each page, one sentence on how its code was checked (cells that
 ran, files compiled, commands run, linking to the checks page), and a label under a block
 only where it was not run or is not real code: "compiled with g++ 12.2 against the tvm_ffi
-headers", "compiled with nvcc 13.0 (not run: no GPU)", "pseudo-code: <reason>", or a
-shown test file that "runs in the recipe's tests". A cell that ran gets no label. A block
-without a row (the report is missing, or older than the page) gets no label: a label is
-never guessed.
+headers", "pseudo-code: <reason>", or a shown test file that "runs in the recipe's tests".
+A CUDA block says where it ran from the record: "ran on NVIDIA H200 at commit <x>" when the
+page's stored GPU run (docs/_ext/gpu_runs.py) called, without an error, a function the block
+(or the file it is shown from) exports, and "compiled with nvcc 13.0, not run" only where no
+stored run did. A cell that ran gets no label. A block without a row (the report is missing,
+or older than the page) gets no label: a label is never guessed.
 
 The Makefile builds the site, runs the checker, then runs Sphinx again: in that second
 pass ``env-updated`` names every page whose rows changed, so those pages are written
@@ -27,9 +29,12 @@ import re
 from functools import lru_cache
 from pathlib import Path
 
+import gpu_runs
 from docutils import nodes
 
 from tools.snippets.collect import in_cell, page_blocks
+
+ROOT = Path(__file__).resolve().parents[2]
 
 CSS = """\
 /* Verification labels under code blocks (docs/_ext/snippet_labels.py). */
@@ -67,15 +72,21 @@ def _parsed(path: str, mtime_ns: int) -> dict | None:
         return None
 
 
-def label(row: dict, gpu_visible: bool) -> str | None:
-    """The words under a block, from its report row alone, only where they tell the reader something
-    the page note does not: the block was not run (compiled only, CUDA without a GPU, configured
-    only), it is pseudo-code, it is a shown file that runs in a test, or it is not verified.
-    A block that ran (a cell, a command) gets no label; None also when the row says too little."""
+def is_cuda(row: dict) -> bool:
+    return row.get("verifier") == "cuda" or row.get("file", "").endswith(".cu") or \
+        (row.get("tool") or "").startswith("nvcc")
+
+
+def label(row: dict, ran_on: str | None = None) -> str | None:
+    """The words under a block, from its report row and, for CUDA, where a stored GPU run ran it
+    (``ran_on``: "NVIDIA H200 at commit 587c9e5", from :func:`gpu_run_of`), only where they tell the
+    reader something the page note does not: the block was not run (compiled only, configured
+    only), it ran on a GPU, it is pseudo-code, it is a shown file that runs in a test, or it is not
+    verified. A block that ran (a cell, a command) gets no label; None also when the row says too little."""
     how, tool, kind = row.get("how"), row.get("tool") or "", row.get("kind")
     with_tool = f" with {tool}" if tool else ""
-    cuda = row.get("verifier") == "cuda" or row.get("file", "").endswith(".cu") or tool.startswith("nvcc")
-    not_run = (" (not run: no GPU)" if not gpu_visible else " (compiled only, not run)") if cuda else ""
+    cuda = is_cuda(row)
+    not_run = (f"; ran on {ran_on}" if ran_on else ", not run") if cuda else ""
     if how == "compiled":
         if kind == "include":  # a file of the page's build: it runs on the page, unless it is CUDA
             return f"compiled{with_tool}{not_run}" if cuda else None
@@ -122,6 +133,26 @@ def page_note(rows: list[dict]) -> str | None:
     return ("How this page's code was checked: " + "; ".join(parts) + ".") if parts else None
 
 
+def gpu_run_of(row: dict, block_text: str, record: tuple[dict, set[str]] | None,
+               root: Path = ROOT) -> str | None:
+    """Where the page's stored GPU run ran a CUDA block: "<device> at commit <x>" when that run
+    called, without an error, a function the block stands for (``gpu_runs.exports_shown``);
+    None when it did not (or there is no stored run)."""
+    if record is None or not is_cuda(row):
+        return None
+    stamp, called = record
+    file = root / row["file"] if row.get("file") else None
+    exports = gpu_runs.exports_shown(block_text, file.read_text() if file and file.is_file() else "")
+    return f"{stamp['device']} at commit {stamp['commit']}" if exports & called else None
+
+
+def gpu_record(env, docname: str) -> tuple[dict, set[str]] | None:
+    """The page's stored GPU run (docs/_ext/gpu_runs.py loads them): its stamp, and the names its
+    cells called without an error."""
+    nb = (getattr(env, "ffi_cookbook_gpu_runs", None) or {}).get(gpu_runs.notebook_name(docname))
+    return (nb["metadata"]["ffi_cookbook_gpu_run"], gpu_runs.ran_exports(nb)) if nb else None
+
+
 def _rows_digest(rows: list[dict], gpu_visible: bool) -> str:
     return hashlib.sha256(json.dumps([rows, gpu_visible], sort_keys=True).encode()).hexdigest()
 
@@ -143,6 +174,7 @@ def add_labels(app, doctree, docname: str) -> None:
         return
     rows = {row["index"]: row for row in report["pages"][docname] if "index" in row}
     blocks = page_blocks(doctree)
+    record = gpu_record(getattr(app, "env", None), docname)
     matched = 0
     for index, node in enumerate(blocks):
         row = rows.get(index)
@@ -150,7 +182,7 @@ def add_labels(app, doctree, docname: str) -> None:
         if row is None or row.get("page_line") != node.line or row.get("language") != (node.get("language") or "(none)"):
             continue
         matched += 1
-        text = label(row, bool(report.get("gpu_visible")))
+        text = label(row, gpu_run_of(row, node.astext(), record))
         if not text:
             continue
         tag = nodes.paragraph("", text, classes=["snippet-label", f"snippet-label-{row['how']}"])

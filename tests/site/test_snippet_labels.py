@@ -31,6 +31,7 @@ LABEL = re.compile(r'<p class="snippet-label snippet-label-([\w-]+)">(.*?)</p>',
 
 sys.path.insert(0, str(ROOT / "docs" / "_ext"))
 try:
+    import gpu_runs
     import snippet_labels
 finally:
     sys.path.remove(str(ROOT / "docs" / "_ext"))
@@ -41,9 +42,31 @@ def labels_in(page: Path) -> list[tuple[str, str]]:
     return [(how, html.unescape(text)) for how, text in LABEL.findall(page.read_text())]
 
 
-def expected_labels(report: dict, page: str) -> list[tuple[str, str]]:
+def block_texts(page: str) -> list[str]:
+    """The text of each code block of a built page, in the order the report's ``index`` counts."""
+    from tools.snippets.collect import page_blocks
+
+    doctree = pickle.loads((BUILD / "doctrees" / f"{page}.doctree").read_bytes())
+    return [node.astext() for node in page_blocks(doctree)]
+
+
+def gpu_records() -> dict[str, tuple[dict, set[str]]]:
+    """notebook name -> (stamp, names its stored GPU run called without an error)."""
+    return {name: (nb["metadata"]["ffi_cookbook_gpu_run"], gpu_runs.ran_exports(nb))
+            for name, nb in gpu_runs.stored_runs().items()}
+
+
+def row_labels(report: dict, page: str) -> list[tuple[dict, str | None]]:
+    """(row, its label) for every report row of a built page, the CUDA ones from the stored GPU run."""
     rows = sorted(report["pages"].get(page, []), key=lambda r: r["index"])
-    return [(r["how"], text) for r in rows if (text := snippet_labels.label(r, report["gpu_visible"]))]
+    texts = block_texts(page) if any(snippet_labels.is_cuda(r) for r in rows) else []
+    record = gpu_records().get(gpu_runs.notebook_name(page))
+    return [(r, snippet_labels.label(r, snippet_labels.gpu_run_of(r, texts[r["index"]] if texts else "", record)))
+            for r in rows]
+
+
+def expected_labels(report: dict, page: str) -> list[tuple[str, str]]:
+    return [(r["how"], text) for r, text in row_labels(report, page) if text]
 
 
 # -- the labels, from a row alone ----------------------------------------------------------------
@@ -54,7 +77,7 @@ def row(**fields) -> dict:
 
 
 def test_compiled_cpp_names_the_compiler_and_the_headers():
-    assert snippet_labels.label(row(how="compiled", tool="g++ 12.2"), False) == \
+    assert snippet_labels.label(row(how="compiled", tool="g++ 12.2")) == \
         "compiled with g++ 12.2 against the tvm_ffi headers"
 
 
@@ -63,17 +86,43 @@ def test_compiled_cpp_names_the_compiler_and_the_headers():
     {"kind": "include", "verifier": "cuda", "file": "cookbook/01-add-one/add_one_cuda.cu", "tool": "nvcc 13.0"},
     {"kind": "include", "verifier": "cuda", "file": "include/ffi_cookbook/launch.cuh", "tool": "nvcc 13.0"},
 ])
-def test_compiled_cuda_never_reads_as_if_it_ran(fields):
-    without_gpu = snippet_labels.label(row(how="compiled", **fields), False)
-    with_gpu = snippet_labels.label(row(how="compiled", **fields), True)
-    assert without_gpu.startswith("compiled with nvcc 13.0") and without_gpu.endswith("(not run: no GPU)")
-    assert with_gpu.endswith("(compiled only, not run)")
-    for text in (without_gpu, with_gpu):
-        assert "ran" not in text.replace("not run", "")
+def test_compiled_cuda_says_where_it_ran_from_the_record(fields):
+    not_run = snippet_labels.label(row(how="compiled", **fields))
+    assert not_run.startswith("compiled with nvcc 13.0") and not_run.endswith(", not run")
+    assert "ran" not in not_run.replace("not run", "")
+    ran = snippet_labels.label(row(how="compiled", **fields), "NVIDIA H200 at commit 587c9e5")
+    assert ran.startswith("compiled with nvcc 13.0") and ran.endswith("; ran on NVIDIA H200 at commit 587c9e5")
+
+
+def test_a_cuda_block_ran_where_the_stored_run_called_its_export():
+    stamp = {"device": "NVIDIA H200", "commit": "587c9e5"}
+    cuda = row(how="compiled", verifier="cuda", tool="nvcc 13.0")
+    block = "TVM_FFI_DLL_EXPORT_TYPED_FUNC(twice_cuda, TwiceCUDA);"
+    assert snippet_labels.gpu_run_of(cuda, block, (stamp, {"twice_cuda", "torch"})) == "NVIDIA H200 at commit 587c9e5"
+    assert snippet_labels.gpu_run_of(cuda, block, (stamp, {"add_one_cuda"})) is None  # called, but not this one
+    assert snippet_labels.gpu_run_of(cuda, block, None) is None  # no stored run
+    assert snippet_labels.gpu_run_of(row(how="compiled", tool="g++ 12.2"), block, (stamp, {"twice_cuda"})) is None
+    # a block with no export of its own: what it defines, else every export of the file it is shown from
+    shown = row(how="compiled", kind="include", verifier="cuda", file="docs/guides/code/guide_cuda.cu")
+    entry = "void TwiceCUDA(ffi::TensorView x, ffi::TensorView y) {"
+    assert snippet_labels.gpu_run_of(shown, entry, (stamp, {"guide_twice_cuda"}))
+    assert snippet_labels.gpu_run_of(shown, entry, (stamp, {"guide_fill_cuda"})) is None
+    assert snippet_labels.gpu_run_of(shown, "__global__ void K() {}", (stamp, {"guide_fill_cuda"}))
+
+
+def test_a_stored_run_counts_only_cells_that_ran_without_an_error():
+    def cell(source, outputs=(), count=1):
+        return {"cell_type": "code", "source": source, "execution_count": count, "outputs": list(outputs)}
+
+    nb = {"cells": [cell("mod.ok_cuda(x)"), cell("mod.bad_cuda(x)", [{"output_type": "error", "ename": "E",
+                                                                        "evalue": "", "traceback": []}]),
+                    cell("mod.never_cuda(x)", count=None)]}
+    called = gpu_runs.ran_exports(nb)
+    assert "ok_cuda" in called and "bad_cuda" not in called and "never_cuda" not in called
 
 
 def test_blocks_that_ran_get_no_label_and_the_rest_their_own_words():
-    words = {how: snippet_labels.label(row(how=how, detail="same commands as .ci/run", tool="x 1.0"), False)
+    words = {how: snippet_labels.label(row(how=how, detail="same commands as .ci/run", tool="x 1.0"))
              for how in ("executed", "compiled", "compiled-and-ran", "configured", "built", "tested", "linked", "ran")}
     # What ran is said once per page (page_note), not under every block.
     for how in ("executed", "compiled-and-ran", "ran", "linked", "built"):
@@ -81,13 +130,12 @@ def test_blocks_that_ran_get_no_label_and_the_rest_their_own_words():
     assert words["compiled"] == "compiled with x 1.0 against the tvm_ffi headers"
     assert words["configured"] == "configured with x 1.0, not built"
     assert words["tested"] == "a test: it passes under pytest"
-    assert snippet_labels.label(row(how="tested", detail="imported by test_overhead.py, a test module pytest runs"),
-                                False) == "runs in the recipe's tests (test_overhead.py)"
+    assert snippet_labels.label(row(how="tested", detail="imported by test_overhead.py, a test module pytest runs")) == "runs in the recipe's tests (test_overhead.py)"
     # A file of the page's own build runs there: no label, unless it is CUDA that was only compiled.
-    assert snippet_labels.label(row(how="compiled", kind="include", tool="g++ 12.2", verifier="cpp"), False) is None
-    assert snippet_labels.label(row(how="pseudo", status="exempt", detail="pseudo-code: a shape"), False) == \
+    assert snippet_labels.label(row(how="compiled", kind="include", tool="g++ 12.2", verifier="cpp")) is None
+    assert snippet_labels.label(row(how="pseudo", status="exempt", detail="pseudo-code: a shape")) == \
         "pseudo-code: a shape"
-    assert snippet_labels.label(row(how="something new"), False) is None  # never a guessed label
+    assert snippet_labels.label(row(how="something new")) is None  # never a guessed label
 
 
 def test_page_note_says_once_what_ran():
@@ -230,18 +278,30 @@ def test_built_files_shown_never_read_as_run():
     shown = [r for rows in report["pages"].values() for r in rows if r["kind"] == "include"]
     assert shown
     for r in shown:
-        text = snippet_labels.label(r, report["gpu_visible"]) or ""
+        text = snippet_labels.label(r) or ""
         assert not re.search(r"\bran\b", text), (r["where"], text)
 
 
-def test_built_cuda_blocks_that_were_only_compiled_say_so():
+def test_built_cuda_blocks_say_not_run_only_where_no_stored_run_ran_them():
     report = site_report()
-    cuda = [r for rows in report["pages"].values() for r in rows
-            if r["how"] == "compiled" and (r["verifier"] == "cuda" or r["file"].endswith(".cu"))]
-    assert cuda, "no CUDA block on the site?"
-    for r in cuda:
-        text = snippet_labels.label(r, report["gpu_visible"])
-        assert "not run" in text and text.startswith("compiled with nvcc"), (r["where"], text)
+    records = gpu_records()
+    seen = {"ran": 0, "not run": 0}
+    for page in report["pages"]:
+        record = records.get(gpu_runs.notebook_name(page))
+        for r, text in row_labels(report, page):
+            if r["how"] != "compiled" or not snippet_labels.is_cuda(r):
+                continue
+            assert text.startswith("compiled with nvcc"), (r["where"], text)
+            if "not run" in text:
+                seen["not run"] += 1
+                # nothing the block stands for was called by the page's stored GPU run
+                exports = gpu_runs.exports_shown(block_texts(page)[r["index"]],
+                                                 (ROOT / r["file"]).read_text() if r["file"] else "")
+                assert not (record and exports & record[1]), (r["where"], "a stored run called it", text)
+            else:
+                seen["ran"] += 1
+                assert record and f"ran on {record[0]['device']} at commit {record[0]['commit']}" in text
+    assert seen["ran"] and seen["not run"], seen
 
 
 def test_built_site_has_no_label_under_a_cell_that_ran():
