@@ -13,7 +13,16 @@ The plan:
 - **notebooks**: every notebook of the site (each recipe's from its zip, as the site build
   runs it, through tools/recipe_runs.py; the guide and concept pages in their folders,
   through tools/gpu_notebooks.py), so that every page's stored GPU run comes from one commit;
-- **benchmarks**: each section of tools/gpu_bench.py.
+- **benchmarks**: each section of tools/gpu_bench.py;
+- **compute-sanitizer**: the recipes' CUDA tests (the planned ones under ``cookbook/``, timing
+  and recipe 19's planted bugs left out) once more under ``compute-sanitizer --tool memcheck``,
+  and the test files of recipes whose CUDA kernels use shared memory under ``--tool racecheck``;
+  any report fails the check (``SANITIZER_BUDGET`` seconds at most, after everything else).
+
+Every notebook kernel on the box runs with IPython's plain tracebacks (``plain_tracebacks``):
+IPython 9 on Python 3.12 fails to format a traceback through a tvm_ffi frame whose C++ source
+is on disk (it tokenizes the C++ file as Python and catches only OSError), and printed that
+failure instead of the cell's error.
 
 On a machine with a CUDA GPU it runs the plan and writes the stamped results into
 ``docs/gpu-runs/data/``: ``<notebook>.ipynb`` (every cell's output, the stamp in the
@@ -159,13 +168,39 @@ def plan_without_gpus() -> dict:
     return json.loads(done.stdout)
 
 
+# Left out of the compute-sanitizer part: recipe 19 plants memory errors on purpose (its tests
+# expect them and run compute-sanitizer themselves); recipe 22's tests build and install a wheel
+# with pip, minutes of CPU work under the tool; recipe 07's NVSHMEM tests have not yet been run
+# under the tool on the box, so they would spend the budget on an unknown.
+SANITIZER_SKIPS = ("cookbook/19-", "cookbook/22-", "cookbook/07-")
+# Seconds the sanitizer part may take on the box, after everything else (each tool's pytest is
+# stopped there; what finished counts). Estimated: torch's CUDA start under memcheck ~30 s,
+# then the recipes' small CUDA tests.
+SANITIZER_BUDGET = 150
+
+
+def uses_shared_memory(recipe: Path) -> bool:
+    return any("__shared__" in cu.read_text() for cu in recipe.glob("*.cu"))
+
+
+def sanitizer_plan(tests: dict[str, str], timing: set[str]) -> list[dict]:
+    """Which tests run under which compute-sanitizer tool: memcheck for every planned CUDA test
+    of a recipe, racecheck for the test files of recipes whose kernels use shared memory."""
+    ids = sorted(t for t in tests if t.startswith("cookbook/") and t not in timing
+                 and not t.startswith(SANITIZER_SKIPS))
+    shared = sorted({t.split("::")[0] for t in ids if uses_shared_memory(ROOT / Path(t.split("::")[0]).parent)})
+    return [{"tool": "memcheck", "tests": ids},
+            {"tool": "racecheck", "tests": [t for t in ids if t.split("::")[0] in shared]}]
+
+
 def plan() -> dict:
     tests, timing, errors = collect_gpu_tests()
     return {"tests": tests, "timing_tests": sorted(timing), "collection_errors": errors,
             "notebooks": [{"name": notebook_name(p), "path": str(p.relative_to(ROOT)),
                            "gpu_cells": has_gpu_cells(p), "measures_time": measures_time(p)}
                           for p in notebooks()],
-            "benchmarks": benchmarks()}
+            "benchmarks": benchmarks(),
+            "sanitizer": sanitizer_plan(tests, timing)}
 
 
 def print_plan(p: dict) -> None:
@@ -180,14 +215,21 @@ def print_plan(p: dict) -> None:
     print(f"benchmarks ({len(p['benchmarks'])}, tools/gpu_bench.py, run alone):")
     for title in p["benchmarks"]:
         print(f"  {title}")
+    print(f"compute-sanitizer (last, at most {SANITIZER_BUDGET} s; any report fails the check):")
+    for part in p["sanitizer"]:
+        files = sorted({t.split("::")[0] for t in part["tests"]})
+        print(f"  --tool {part['tool']}: {len(part['tests'])} tests of {len(files)} files")
+        for file in files:
+            print(f"    {file}")
     if p["collection_errors"]:
         print(f"NOT COLLECTED ({len(p['collection_errors'])}; their GPU tests are missing from the plan): "
               + ", ".join(p["collection_errors"]))
 
 
 def summary(p: dict, where: str) -> str:
+    sanitized = sum(len(part["tests"]) for part in p["sanitizer"])
     return (f"gpu-check: {len(p['tests'])} tests, {len(p['notebooks'])} notebooks, "
-            f"{len(p['benchmarks'])} benchmarks planned; {where}")
+            f"{len(p['benchmarks'])} benchmarks, {sanitized} sanitizer runs planned; {where}")
 
 
 # ------------------------------------------------------------------------ wheels for the box
@@ -288,6 +330,65 @@ def point_wheel_builds_at_cmake_and_ninja() -> None:
             os.environ[variable] = found
 
 
+def plain_tracebacks(build: Path) -> Path:
+    """Point every IPython kernel started from here at a profile with plain tracebacks
+    (``IPYTHONDIR``; kernels inherit the environment). Returns the config file."""
+    config = build / "gpu-check" / "ipython" / "profile_default" / "ipython_kernel_config.py"
+    config.parent.mkdir(parents=True, exist_ok=True)
+    config.write_text("# gpu-check: IPython 9 on Python 3.12 cannot format tracebacks through C++ frames\n"
+                      "c.InteractiveShell.xmode = 'Plain'\n")
+    os.environ["IPYTHONDIR"] = str(config.parents[1])
+    return config
+
+
+def compute_sanitizer() -> str | None:
+    """compute-sanitizer from NVIDIA's wheel (nvidia-cuda-sanitizer-api), else the toolkit's."""
+    import shutil
+
+    for base in map(Path, sys.path):
+        found = base / "nvidia" / "cu13" / "bin" / "compute-sanitizer"
+        if found.is_file():
+            return str(found)
+    return shutil.which("compute-sanitizer") or next(
+        (str(p) for p in Path("/usr/local").glob("cuda*/bin/compute-sanitizer")), None)
+
+
+SANITIZER_SUMMARY = re.compile(r"ERROR SUMMARY: (\d+) error")
+
+
+def run_sanitizer(parts: list[dict], build: Path, budget: float) -> dict[str, dict]:
+    """Each tool's tests in one pytest under compute-sanitizer; per tool: the reports it counted,
+    the pytest exit status, seconds, and whether it finished within its share of ``budget``."""
+    tool = compute_sanitizer()
+    results: dict[str, dict] = {}
+    deadline = time.perf_counter() + budget
+    for part in parts:
+        if not part["tests"]:
+            continue
+        if tool is None:
+            results[part["tool"]] = {"error": "compute-sanitizer not found"}
+            continue
+        began = time.perf_counter()
+        cmd = [tool, "--tool", part["tool"], "--target-processes", "all", "--print-limit", "20",
+               sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-m", "not timing", *part["tests"]]
+        try:
+            done = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True,
+                                  timeout=max(1.0, deadline - began),
+                                  env={**os.environ, "FFI_COOKBOOK_BUILD_DIR": str(build)})
+            out, finished, code = done.stdout + done.stderr, True, done.returncode
+        except subprocess.TimeoutExpired as err:
+            out = (err.stdout or b"").decode(errors="replace") if isinstance(err.stdout, bytes) else (err.stdout or "")
+            finished, code = False, None
+        reports = sum(int(n) for n in SANITIZER_SUMMARY.findall(out))
+        results[part["tool"]] = {"reports": reports, "pytest_exit": code, "finished": finished,
+                                 "seconds": round(time.perf_counter() - began, 1), "tests": len(part["tests"]),
+                                 "tail": out[-1500:] if reports or code else ""}
+        print(f"compute-sanitizer --tool {part['tool']}: {reports} reports, pytest exit {code}, "
+              f"{'finished' if finished else 'stopped at the budget'} in {results[part['tool']]['seconds']} s",
+              flush=True)
+    return results
+
+
 def build_runtime(build: Path) -> None:
     folder = ROOT / "build" / "runtime"
     subprocess.run(["cmake", "-S", str(ROOT / "runtime"), "-B", str(folder), "-G", "Ninja",
@@ -375,6 +476,7 @@ def run_on_gpu(p: dict, args) -> int:
     start = args.start
     build = args.build.resolve()
     (build / "gpu-check").mkdir(parents=True, exist_ok=True)
+    plain_tracebacks(build)
     stamp = machine_stamp()
     print("stamp:", stamp, flush=True)
     build_runtime(build)
@@ -410,22 +512,25 @@ def run_on_gpu(p: dict, args) -> int:
     (DATA / "bench.txt").write_text(header + bench.stdout + failure)
     print(bench.stdout[-4000:], bench.stderr[-2000:] if bench.returncode else "", flush=True)
 
+    sanitizer = run_sanitizer(p["sanitizer"], build, SANITIZER_BUDGET)
     missing = sorted(set(p["tests"]) - set(results))
     outcomes = [r["outcome"] for r in results.values()]
     record = dict(stamp, seconds=round(time.perf_counter() - start, 1),
                   tests={k: results[k] for k in sorted(results)}, not_run=missing,
-                  not_collected=p["collection_errors"])
+                  not_collected=p["collection_errors"], sanitizer=sanitizer)
     (DATA / "tests.json").write_text(json.dumps(record, indent=1) + "\n")
     for outcome in ("passed", "failed", "error", "skipped"):
         print(f"tests {outcome}: {outcomes.count(outcome)}")
     if args.archive:
         with tarfile.open(args.archive, "w:gz") as tar:
             tar.add(DATA, arcname="data")
+    sanitizer_bad = sum(1 for r in sanitizer.values() if r.get("reports") or r.get("error") or r.get("pytest_exit"))
     bad = (len(p["collection_errors"]) + failed + outcomes.count("failed") + outcomes.count("error")
-           + len(missing) + (bench.returncode != 0))
+           + len(missing) + (bench.returncode != 0) + sanitizer_bad)
     print(summary(p, f"ran in {time.perf_counter() - start:.0f} s on {stamp['device']}; "
                      f"{failed} notebooks stopped, {outcomes.count('failed') + outcomes.count('error')} tests failed, "
-                     f"benchmarks {'failed' if bench.returncode else 'ran'}"))
+                     f"benchmarks {'failed' if bench.returncode else 'ran'}, "
+                     f"{sum(r.get('reports', 0) for r in sanitizer.values())} sanitizer reports"))
     return 1 if bad else 0
 
 

@@ -20,7 +20,8 @@ import pytest
 from ffi_cookbook.testing import cuda_available
 
 GPU_WORDS = re.compile(r"\bGPUs?\b|\bCUDA\b|NVSHMEM")
-LAST_LINE = re.compile(r"gpu-check: (\d+) tests, (\d+) notebooks, (\d+) benchmarks planned; no GPU here")
+LAST_LINE = re.compile(r"gpu-check: (\d+) tests, (\d+) notebooks, (\d+) benchmarks, (\d+) sanitizer runs planned; "
+                       r"no GPU here")
 
 
 @pytest.fixture(scope="module")
@@ -46,11 +47,24 @@ def test_the_dry_run_prints_the_plan_and_its_counts_and_exits_0(dry_run, planned
     last = dry_run.stdout.strip().splitlines()[-1]
     match = LAST_LINE.fullmatch(last)
     assert match, last
-    tests, notebooks, benchmarks = map(int, match.groups())
+    tests, notebooks, benchmarks, sanitized = map(int, match.groups())
     assert tests == len(planned_tests) > 0
     assert notebooks == sum(1 for line in dry_run.stdout.splitlines() if line.rstrip().endswith(".md")
                             or ".md  [timing" in line)
     assert benchmarks >= 3
+    assert sanitized > 0
+
+
+def test_the_plan_runs_the_recipes_cuda_tests_under_compute_sanitizer(dry_run, planned_tests):
+    text = dry_run.stdout
+    part = text[text.index("compute-sanitizer (last"):text.rindex("gpu-check:")]
+    assert "--tool memcheck:" in part and "--tool racecheck:" in part
+    files = {line.strip() for line in part.splitlines() if line.startswith("    ")}
+    assert files and all(f.startswith("cookbook/") for f in files)
+    assert not any(f.startswith("cookbook/19-") for f in files), "recipe 19's planted bugs would report"
+    # racecheck: the recipes whose kernels use shared memory (recipe 10's row reduction)
+    race = part[part.index("--tool racecheck:"):]
+    assert "cookbook/10-rmsnorm/test_rmsnorm.py" in race
 
 
 def gpu_skip_decorator(node: ast.expr) -> bool:
@@ -228,3 +242,28 @@ def test_stored_outputs_name_no_temporary_folder():
     finally:
         os.rmdir(folder)
     assert scrub_text("/tmp/notes.txt") == "/tmp/notes.txt"  # a name tempfile did not make stays
+
+
+def test_kernels_on_the_box_print_plain_tracebacks_through_a_cpp_frame(tmp_path):
+    """IPython 9 on Python 3.12 crashed formatting a traceback through a frame whose file is a C++
+    source on disk (it read it as Python); gpu-check's kernels use plain tracebacks, which only
+    read the lines. Here (Python 3.11) the kernel shows that the setting reaches it."""
+    import nbformat
+    from nbclient import NotebookClient
+
+    from tools import gpu_check
+
+    config = gpu_check.plain_tracebacks(tmp_path / "build")
+    assert "xmode = 'Plain'" in config.read_text()
+    assert os.environ["IPYTHONDIR"] == str(config.parents[1])
+    (tmp_path / "kernel.cc").write_text("// the caller's stream\nint x;\n")
+    cell = nbformat.v4.new_code_cell('exec(compile("def TwiceCUDA():\\n    raise ValueError(\'bad x\')\\n", '
+                                     '"kernel.cc", "exec"), ns := {})\nns["TwiceCUDA"]()')
+    nb = nbformat.v4.new_notebook(cells=[cell])
+    try:
+        NotebookClient(nb, timeout=60, allow_errors=True, resources={"metadata": {"path": str(tmp_path)}}).execute()
+    finally:
+        del os.environ["IPYTHONDIR"]
+    error = next(o for o in nb.cells[0].outputs if o["output_type"] == "error")
+    text = re.sub(r"\x1b\[[0-9;]*m", "", "\n".join(error["traceback"]))
+    assert error["ename"] == "ValueError" and "File kernel.cc:2 in TwiceCUDA" in text, text
