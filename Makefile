@@ -166,11 +166,12 @@ SPHINX = $(OUT_OF_TREE) $(PY) -m sphinx -b html -c conf docs $(BUILD)/html \
 # when it is missing or out of date, from the first moment: pip leaves a core idle while it
 # makes the project venv, and the runtime build needs both. It needs only $(PYTHON)'s standard
 # library. The site build waits for it (a lock) before it runs the recipes, and makes it
-# itself if this failed (its log: $(BUILD)/takeaway-venv.log).
+# itself if this failed (its log: $(BUILD)/takeaway-venv.log). It runs in a process group of its
+# own and leaves its id in $(BUILD)/takeaway-venv.pid while it runs: `make clean` stops it.
 .PHONY: takeaway-venv
 takeaway-venv: ## start making the take-away venv (html does), in the background
 	@mkdir -p $(BUILD)
-	@$(OUT_OF_TREE) $(PYTHON) -m tools.takeaway_venv $(abspath $(BUILD))/takeaway-venv > $(BUILD)/takeaway-venv.log 2>&1 &
+	@$(OUT_OF_TREE) $(PYTHON) -m tools.takeaway_venv --background $(abspath $(BUILD))/takeaway-venv > $(BUILD)/takeaway-venv.log 2>&1 &
 
 html: takeaway-venv runtime $(DOXYGEN_XML) ## the site alone, notebooks executed (incremental)
 	@mkdir -p $(BUILD) && touch $(DOCS_STAMP).next
@@ -229,21 +230,31 @@ test-sanitize: venv $(COMPILER_FACTS)/CMakeCache.txt ## recipe tests and fuzz ag
 	  --junit $(TIMING)/sanitize-junit.xml
 	$(call phase,sanitize,end)
 
-# One recipe, after one `make docs` (R: its number or name, `make recipe R=10`): the site
-# again (incremental), which executes the recipe's notebook and runs its README through the
-# recipe pipeline (tools/recipe_runs.py) when any file of its zip changed; the pipeline's
-# record for it (made here if the site build left none); the snippets of the whole site;
-# and the recipe's zip tests, which assert on that record.
+# One recipe's part of `make test` (R: its number or name, `make recipe R=10`). First it says what
+# it will build and roughly how long (after `make clean`: the runtime and the whole site), then:
+# the site again (incremental), which executes the recipe's notebook and runs its README through
+# the recipe pipeline (tools/recipe_runs.py) when any file of its zip changed; the pipeline's
+# record for it (made here if the site build left none); the snippets of the whole site; the
+# tests of tests/site and tests/product that concern it (its zip, CMake, prose, claims, GPU
+# claims... and the checks of every built page: tests/one_recipe.py); the fuzz of the libraries
+# its run built. A green `make recipe` is its part of `make test` green.
 R ?=
-recipe: takeaway-venv runtime $(DOXYGEN_XML) ## one recipe's zip, tests, notebook and snippets: make recipe R=10
+RECIPE_FUZZ_CASES ?= 10000
+.PHONY: recipe-plan
+recipe-plan:
 	@test -n "$(R)" || { echo "usage: make recipe R=10 (a recipe's number or name)" >&2; exit 2; }
-	@$(OUT_OF_TREE) $(PY) -m tools.recipe_runs --name $(R) >/dev/null
+	@$(PYTHON) -m tools.recipe_runs --plan $(R) --build $(abspath $(BUILD)) --venv $(VENV)
+
+recipe: recipe-plan takeaway-venv runtime $(DOXYGEN_XML) ## one recipe's part of make test (zip, notebook, tests, page): make recipe R=10
 	$(call phase,recipe,begin)
 	$(SPHINX)
 	$(OUT_OF_TREE) $(PY) -m tools.recipe_runs $(R)
 	$(OUT_OF_TREE) $(PY) -m tools.snippets --doctrees $(BUILD)/doctrees --out $(BUILD)/snippets
-	$(OUT_OF_TREE) $(PY) -m pytest -q -p no:cacheprovider tests/product/test_recipe_zips.py \
-	  -k "$$($(OUT_OF_TREE) $(PY) -m tools.recipe_runs --name $(R))"
+	$(OUT_OF_TREE) $(PY) -m pytest -q -p no:cacheprovider -p tests.one_recipe tests/site tests/product \
+	  --recipe "$$($(OUT_OF_TREE) $(PY) -m tools.recipe_runs --name $(R))"
+	@libs="$$($(OUT_OF_TREE) $(PY) -m tools.recipe_runs --libraries $(R))"; \
+	  if [ -n "$$libs" ]; then $(OUT_OF_TREE) $(PY) -m tests.fuzz --cases $(RECIPE_FUZZ_CASES) $$libs; \
+	  else echo "fuzz: the recipe's run built no library"; fi
 	$(call phase,recipe,end)
 
 # Every check that needs a GPU (tools/gpu_check.py): on a machine with a CUDA GPU it runs
@@ -265,7 +276,11 @@ serve: ## serve the built site on 127.0.0.1 (PORT=8000)
 	@test -f $(BUILD)/html/index.html || { echo "run 'make docs' first" >&2; exit 1; }
 	$(PY) -m http.server --bind 127.0.0.1 --directory $(BUILD)/html $(PORT)
 
-clean: ## remove _build/ and build/
+# The take-away venv that `make` may still be making in the background is stopped first
+# (its process group; tools/takeaway_venv.py --stop), so that nothing writes into $(BUILD)
+# while it goes.
+clean: ## remove _build/ and build/ (stopping the take-away venv being made in the background)
+	@$(PYTHON) -m tools.takeaway_venv --stop $(abspath $(BUILD))/takeaway-venv
 	rm -rf $(BUILD) build
 
 distclean: clean ## clean, and remove the venv too

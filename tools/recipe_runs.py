@@ -297,6 +297,61 @@ def recipe_name(number_or_name: str) -> str:
         raise SystemExit(str(err)) from None
 
 
+#: Rough seconds of each step `make recipe` may have to do first, measured on 2 cores
+#: (2026-11): a cold `make docs` took 12-15 minutes, most of it executing the notebooks.
+STEP_SECONDS = {"venv": 120, "runtime": 240, "takeaway-venv": 150, "site": 780, "recipe": 90}
+
+
+def _minutes(seconds: float) -> str:
+    return f"~{max(1, round(seconds / 60))} min"
+
+
+def plan(number_or_name: str, build: Path, venv: Path, root: Path | None = None,
+         runtime: Path | None = None) -> tuple[str, list[str]]:
+    """What ``make recipe R=<number_or_name>`` will do before and for the recipe, with rough
+    times: (the recipe's folder name, one line per step). Standard library only, so that
+    `make` can print it before the venv exists (after `make clean`, say). ``runtime``: the
+    recipe library's build folder (``<root>/build/runtime``)."""
+    root = root or Path(__file__).resolve().parents[1]
+    runtime = runtime or root / "build" / "runtime"
+    wanted = number_or_name.strip().rstrip("/").split("/")[-1]
+    wanted = wanted.zfill(2) if wanted.isdigit() else wanted
+    folders = sorted(p.name for p in (root / "cookbook").glob("[0-9][0-9]-*") if (p / "notebook.md").is_file())
+    found = [n for n in folders if wanted in (n, n.split("-", 1)[0], n.split("-", 1)[1])]
+    if not found:
+        raise SystemExit(f"unknown recipe {number_or_name!r}; the recipes are: {', '.join(folders)}")
+    name = found[0]
+    steps, seconds = [], 0.0
+    stamp = venv / ".installed"
+    if not stamp.is_file() or stamp.stat().st_mtime < (root / "pyproject.toml").stat().st_mtime:
+        steps.append(f"make the project venv {venv} with pip ({_minutes(STEP_SECONDS['venv'])})")
+        seconds += STEP_SECONDS["venv"]
+    if not (runtime / "CMakeCache.txt").is_file():
+        steps.append(f"configure and build the recipe library, build/runtime ({_minutes(STEP_SECONDS['runtime'])}; "
+                     "less where the compiler cache has its objects)")
+        seconds += STEP_SECONDS["runtime"]
+    ready = build / "takeaway-venv" / "ready.json"
+    try:
+        fresh = json.loads(ready.read_text()).get("key") == inputs_key()
+    except (OSError, ValueError, subprocess.CalledProcessError):
+        fresh = False
+    if not fresh:
+        steps.append(f"make the take-away venv the recipes run in, {build / 'takeaway-venv'} "
+                     f"({_minutes(STEP_SECONDS['takeaway-venv'])}, in the background beside the above)")
+    if not (build / "html" / "index.html").is_file() or not (build / "doctrees" / "environment.pickle").is_file():
+        steps.append(f"build the whole site once, executing every page's notebook ({_minutes(STEP_SECONDS['site'])} "
+                     "on 2 cores: no site is built yet; later runs read only the pages whose files changed)")
+        seconds += STEP_SECONDS["site"]
+    else:
+        steps.append("build the site again: only the pages whose files changed (seconds, unless they run notebooks)")
+    steps.append(f"run {name}'s part of make test ({_minutes(STEP_SECONDS['recipe'])}): its zip through the "
+                 "pipeline when a file of it changed (notebook, README, tests), the snippets, its tests and "
+                 "its page's site tests, the fuzz of its libraries")
+    seconds += STEP_SECONDS["recipe"]
+    steps.append(f"in all about {_minutes(seconds)[1:]}")
+    return name, steps
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tools.recipe_runs", description=__doc__.split("\n\n")[0])
     parser.add_argument("recipe", nargs="?", help="number or name, e.g. 10 or 10-rmsnorm")
@@ -304,18 +359,34 @@ def main(argv: list[str] | None = None) -> int:
                         help="run every recipe's tests marked timing, one recipe at a time (make test's second pass)")
     parser.add_argument("--junit-dir", type=Path, help="with --timing: where their junit files go")
     parser.add_argument("--name", action="store_true", help="print the recipe's full name and stop")
+    parser.add_argument("--plan", action="store_true",
+                        help="say what `make recipe` will build for the recipe, and roughly how long (stdlib only)")
+    parser.add_argument("--venv", type=Path, default=Path(".venv"), help="with --plan: the project venv")
     parser.add_argument("--build", type=Path, default=default_build())
+    parser.add_argument("--libraries", action="store_true",
+                        help="print `--library PATH` for each library the site's run of the recipe built "
+                             "(what `make recipe` fuzzes)")
     opts = parser.parse_args(argv)
-    from ffi_cookbook import takeaway
 
     if opts.timing:
         return run_timing_tests(opts.build.resolve(), opts.junit_dir)
     if opts.recipe is None:
         parser.error("name a recipe, or --timing")
+    if opts.plan:
+        name, steps = plan(opts.recipe, opts.build.resolve(), opts.venv)
+        print(f"make recipe R={opts.recipe} ({name}) will:")
+        print("\n".join(f"  - {step}" for step in steps), flush=True)
+        return 0
     name = recipe_name(opts.recipe)
     if opts.name:
         print(name)
         return 0
+    if opts.libraries:
+        built = sorted((opts.build.resolve() / RUNS / name / "build").glob("lib*.so"))
+        print(" ".join(f"--library {shlex.quote(str(p))}" for p in built))
+        return 0
+    from ffi_cookbook import takeaway
+
     build = opts.build.resolve()
     key = inputs_key()  # one run of tools/requirements.py, for the record and the pipeline
     record = record_for(name, takeaway.zip_bytes(takeaway.recipe_files(name), name), build, key)

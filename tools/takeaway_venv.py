@@ -4,7 +4,7 @@ It is made with ``python -m venv`` from the interpreter behind the project venv 
 holds apache-tvm-ffi, torch 2.13.0 (installed first, a CPU wheel, so that the
 recipes' ``torch>=`` ranges resolve to it), every recipe's requirements.txt, and
 the Jupyter tools that execute a notebook, and where nvcc is found the NVSHMEM wheel
-recipe 07 asks for (as ``make venv`` does). ``ffi_cookbook`` is not installed, and
+a recipe's requirements.txt names for its optional part (as ``make venv`` does). ``ffi_cookbook`` is not installed, and
 the test asserts it. Under make it is kept in ``<build>/takeaway-venv`` and made
 again when its inputs change (:func:`ensure_venv`). Versions are constrained to the
 project's own pins, so pip takes them from its cache, and a requirements.txt range
@@ -21,6 +21,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -77,10 +78,14 @@ def constraints(path: Path) -> Path:
     return path
 
 
-def nvshmem_requirement() -> str:
-    """The NVSHMEM wheel recipe 07's requirements.txt names for its optional NVSHMEM part."""
-    text = (ROOT / "cookbook" / "07-nvshmem" / "requirements.txt").read_text()
-    return re.search(r"nvidia-nvshmem-cu\d+==[\w.]+", text).group(0)
+def nvshmem_requirement() -> str | None:
+    """The NVSHMEM wheel the recipes' requirements.txt files name (on a comment line: an
+    optional part), or None when none does; two different pins are an error."""
+    found = {m.group(0) for p in sorted((ROOT / "cookbook").glob("*/requirements.txt"))
+             for m in re.finditer(r"nvidia-nvshmem-cu\d+==[\w.]+", p.read_text())}
+    if len(found) > 1:
+        raise ValueError(f"the recipes' requirements.txt files pin different NVSHMEM wheels: {sorted(found)}")
+    return found.pop() if found else None
 
 
 def inputs_key() -> str:
@@ -118,8 +123,9 @@ def make_venv(folder: Path) -> Venv:
     requirements = [f"-r{p}" for p in sorted((ROOT / "cookbook").glob("*/requirements.txt"))]
     venv.run(pip + ["-c", constraints(folder / "constraints.txt"), *requirements, *NOTEBOOK_TOOLS],
              cwd=folder)
-    if shutil.which("nvcc"):  # a reader with nvcc installs what recipe 07 asks for, as `make venv` does
-        venv.run(pip + [nvshmem_requirement()], cwd=folder)
+    nvshmem = nvshmem_requirement()
+    if nvshmem and shutil.which("nvcc"):  # a reader with nvcc installs what an NVSHMEM recipe asks for
+        venv.run(pip + [nvshmem], cwd=folder)
     venv.seconds = time.perf_counter() - start
     return venv
 
@@ -133,16 +139,90 @@ def venv_at(folder: Path) -> Venv:
     return ensure_venv(Path(folder).resolve())
 
 
-def main(argv: list[str] | None = None) -> int:
-    """``python -m tools.takeaway_venv FOLDER``: make the venv (:func:`ensure_venv`), unless it is up to date.
+def pid_file(folder: Path) -> Path:
+    """Where a background maker of the venv in ``folder`` leaves its process id."""
+    return folder.parent / f"{folder.name}.pid"
 
-    `make html` starts it in the background while the runtime builds; the site build then
-    waits for it (the lock in :func:`ensure_venv`) before it runs the recipes."""
+
+def _is_maker(pid: int) -> bool:
+    """Whether process ``pid`` is alive and is this module making a venv (not a reused pid)."""
+    try:
+        return b"tools.takeaway_venv" in Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return False
+
+
+def background(folder: Path) -> Venv:
+    """:func:`venv_at` as `make` starts it in the background: in a process group of its own
+    (pip's children with it), its id in :func:`pid_file` while it runs, so that
+    :func:`stop` (`make clean`) can end the whole group before removing the folder."""
+    try:
+        os.setpgid(0, 0)
+    except PermissionError:  # already a session leader (started with setsid): a group of its own
+        pass
+    path = pid_file(folder)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(f".{os.getpid()}.tmp")
+    tmp.write_text(f"{os.getpid()}\n")
+    tmp.replace(path)
+    try:
+        return venv_at(folder)
+    finally:
+        if path.is_file() and path.read_text().strip() == str(os.getpid()):
+            path.unlink()
+
+
+def stop(folder: Path, wait: float = 30.0) -> int | None:
+    """End the background maker of the venv in ``folder`` and its children, and wait until
+    they are gone (SIGTERM, then SIGKILL after ``wait`` seconds). Returns its pid, or None
+    when none was running (a pid file left by a killed maker is removed)."""
+    path = pid_file(folder)
+    try:
+        pid = int(path.read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return None
+    stopped = None
+    if _is_maker(pid):
+        stopped = pid
+        for sig, seconds in ((signal.SIGTERM, wait), (signal.SIGKILL, 10.0)):
+            try:
+                os.killpg(pid, sig)
+            except ProcessLookupError:
+                break
+            deadline = time.monotonic() + seconds
+            while time.monotonic() < deadline:
+                try:
+                    os.killpg(pid, 0)  # anyone of the group left?
+                except ProcessLookupError:
+                    break
+                time.sleep(0.1)
+            else:
+                continue
+            break
+    path.unlink(missing_ok=True)
+    return stopped
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m tools.takeaway_venv [--background | --stop] FOLDER``: make the venv
+    (:func:`ensure_venv`), unless it is up to date.
+
+    `make html` starts it with ``--background`` while the runtime builds; the site build then
+    waits for it (the lock in :func:`ensure_venv`) before it runs the recipes. `make clean`
+    runs ``--stop`` first: it ends a maker still running (:func:`stop`) before the folder goes."""
     argv = sys.argv[1:] if argv is None else argv
-    if len(argv) != 1:
-        print("usage: python -m tools.takeaway_venv FOLDER", file=sys.stderr)
+    mode = argv[0] if argv and argv[0] in ("--background", "--stop") else None
+    folders = argv[1:] if mode else argv
+    if len(folders) != 1:
+        print("usage: python -m tools.takeaway_venv [--background | --stop] FOLDER", file=sys.stderr)
         return 2
-    venv = venv_at(Path(argv[0]))
+    folder = Path(folders[0]).resolve()
+    if mode == "--stop":
+        pid = stop(folder)
+        if pid is not None:
+            print(f"stopped the take-away venv that was being made in the background (pid {pid})")
+        return 0
+    venv = background(folder) if mode == "--background" else venv_at(folder)
     print(f"take-away venv {venv.path}: made in {venv.seconds:.0f} s")
     return 0
 
