@@ -1,16 +1,15 @@
-"""GPU measurements for the GPU runs page: run by hand on a GPU box, output kept.
+"""GPU measurements for the GPU runs page: run by `make gpu-check` (tools/gpu_check.py), output kept.
 
-    python tools/gpu_bench.py --rmsnorm-json cookbook/10-rmsnorm/gpu_run.json > docs/gpu-runs/data/bench.txt
+    python tools/gpu_bench.py > docs/gpu-runs/data/bench.txt
 
-- recipe 10's ``rms_norm_cuda`` against a torch copy of the same bytes (the
-  device's own memory roofline) and against ``F.rms_norm``, float32, float16 and
-  bfloat16, x from 8 KiB to 1 GiB (``--rmsnorm-json``: the stamped result, for the
-  recipe page's plot);
 - recipe 09's no-op call with CUDA tensors next to the same call with CPU tensors;
-- a small CUDA kernel end to end (launch + synchronize) next to torch's.
+- a small CUDA kernel end to end (launch + synchronize) next to torch's;
+- last, recipe 10's RMSNorm sweep (tools/rmsnorm_sweep.py: ours, the candidates of
+  tools/rmsnorm_lab and the peers against a copy timed in the same round, then Nsight Compute
+  at 512 MiB), which writes docs/gpu-runs/data/rmsnorm.json; its plan and time estimate are in
+  that file's docstring (about 150 s on the H200 box, bounded by its --budget-s).
 Everything is measured in one run; read the ratios, not the absolute times.
 """
-import argparse
 import sys
 import timeit
 from pathlib import Path
@@ -20,49 +19,9 @@ import tvm_ffi
 
 import ffi_cookbook
 
-parser = argparse.ArgumentParser(description="GPU measurements for the GPU runs page")
-parser.add_argument("--rmsnorm-json", help="write recipe 10's stamped sweep here (cookbook/10-rmsnorm/gpu_run.json)")
-ARGS = parser.parse_args()
 mod = ffi_cookbook.load()
 ROOT = Path(__file__).resolve().parents[1]
-RECIPE = ROOT / "cookbook" / "10-rmsnorm"
 print("device:", torch.cuda.get_device_name(), "| torch", torch.__version__, "| tvm_ffi", tvm_ffi.__version__)
-
-
-def rmsnorm_run(rows: list[dict]) -> str:
-    """Recipe 10's sweep as its page reads it (gpu_run.json): a stamp and one line per row."""
-    import datetime
-    import hashlib
-    import json
-    import subprocess
-
-    smi = subprocess.run(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
-                         capture_output=True, text=True)
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True)
-    stamp = {"device": torch.cuda.get_device_name(), "driver": smi.stdout.strip() or None, "cuda": torch.version.cuda,
-             "torch": torch.__version__, "apache_tvm_ffi": tvm_ffi.__version__,
-             "date": datetime.date.today().isoformat(), "commit": commit.stdout.strip() or None,
-             "rmsnorm_cuda_sha256": hashlib.sha256((RECIPE / "rmsnorm_cuda.cu").read_bytes()).hexdigest(),
-             "measured_by": "tools/gpu_bench.py"}
-    lines = ",\n".join("  " + json.dumps({k: round(v, 1) if isinstance(v, float) else v for k, v in r.items()})
-                       for r in rows)
-    return f'{{\n "stamp": {json.dumps(stamp)},\n "hidden": 1024,\n "rows": [\n{lines}\n ]\n}}\n'
-
-
-print("\n## RMSNorm (CUDA, hidden=1024) vs torch copy of the same bytes, GB/s counting bytes read + written")
-# The sweep is the one recipe 10's GPU timing test runs (test_rmsnorm.gpu_sweep); --rmsnorm-json
-# keeps it where the recipe's page plots it from.
-sys.path.insert(0, str(RECIPE))
-import test_rmsnorm  # noqa: E402
-
-rmsnorm_rows = test_rmsnorm.gpu_sweep(mod.rms_norm_cuda)
-print(f"{'dtype':>9} {'x size':>12} {'ours GB/s':>10} {'torch GB/s':>11} {'copy GB/s':>10} {'ours/copy':>10} {'ours/torch':>11}")
-for r in rmsnorm_rows:
-    print(f"{r['dtype']:>9} {r['x_bytes'] / 2**10:>8.0f} KiB {r['ours']:>10.1f} {r['torch']:>11.1f} {r['copy']:>10.1f} "
-          f"{r['ours'] / r['copy']:>10.2f} {r['ours'] / r['torch']:>11.2f}")
-if ARGS.rmsnorm_json:
-    Path(ARGS.rmsnorm_json).write_text(rmsnorm_run(rmsnorm_rows))
-    print("wrote", ARGS.rmsnorm_json)
 
 
 def ns_per_call(fn, args, repeat=7, seconds=0.02):
@@ -104,3 +63,10 @@ if hasattr(mod, "add_one_cuda"):
     def step_torch():
         torch.add(x, 1, out=y); torch.cuda.synchronize()
     print(f"tvm_ffi add_one_cuda: {ns_per_call(step, [], seconds=0.05)/1e3:.2f} us; torch.add: {ns_per_call(step_torch, [], seconds=0.05)/1e3:.2f} us")
+
+print("\n## RMSNorm (CUDA): ours, the candidates and the peers against a copy, GB/s and us per call")
+sys.path.insert(0, str(ROOT))
+from tools import rmsnorm_sweep  # noqa: E402
+
+sys.stdout.flush()
+raise SystemExit(rmsnorm_sweep.main(["--ncu", "--out", str(ROOT / "docs" / "gpu-runs" / "data" / "rmsnorm.json")]))
