@@ -256,6 +256,11 @@ BOX_LACKS = [
     "nvidia-cuda-cuobjdump", "nvidia-cuda-sanitizer-api",
     # the packed calling convention page glues its measured ratios into its prose
     "myst-nb", "docutils",
+    # recipe 10's RMSNorm sweep (tools/rmsnorm_sweep.py) times Liger's Triton kernel: 0.9 MB, pure
+    # Python; the box has torch and Triton. Quack (quack-kernels) is not carried: with its
+    # nvidia-cutlass-dsl wheels (one -libs-cu12 or -cu13 wheel of ~92 MB) it is ~97 MB, over the
+    # 64 MiB a device call carries in all; the sweep reports it missing
+    "liger-kernel",
 ]
 
 
