@@ -1,8 +1,9 @@
 """rmsnorm: matches torch for three dtypes and many shapes, rejects bad input, and keeps up
-with torch; the tuned CPU kernel with a copy of the same bytes (the memory roofline) on one
-core, and the CUDA kernel with the device's copy from 16 MiB on."""
+with torch on the CPU; the tuned CPU kernel with a copy of the same bytes (the memory roofline)
+on one core, and the CUDA kernel with the device's copy from 16 MiB on."""
 
 import math
+import statistics
 
 import numpy as np
 import pytest
@@ -10,7 +11,7 @@ import torch
 import torch.nn.functional as F
 import tvm_ffi
 
-from ffi_cookbook.testing import TOLERANCE, best_gpu_seconds, best_seconds, build_dir, needs_cuda
+from ffi_cookbook.testing import TOLERANCE, build_dir, needs_cuda
 
 LIBRARY = build_dir(__file__) / "librmsnorm.so"
 CPU_KERNELS = ["rms_norm_cpu", "rms_norm_cpu_tuned"]  # the plain kernel and the tuned one
@@ -122,21 +123,29 @@ def test_cpu_numpy(mod, kernel):
 TUNED_OF_COPY = 0.8
 
 
-def cpu_sweep(rms_norm, good) -> tuple[list[str], list[str]]:
-    """The pages' sweep (one thread, best_seconds, x from 16 KiB to 16 MiB): a table, and the
-    sizes where ``good(ours, torch, copy)`` failed. A size that misses is measured again, up to
-    three times in all, so that a burst of load elsewhere on a shared machine does not fail
-    the test; a kernel that is really slower misses every time."""
+def cpu_seconds(fn) -> float:
+    """Median seconds per call of ``fn`` (torch.utils.benchmark), torch on one thread."""
+    from torch.utils import benchmark
+
+    return benchmark.Timer("fn()", globals={"fn": fn}, num_threads=1).blocked_autorange(min_run_time=0.02).median
+
+
+def cpu_sweep(rms_norm, good, rounds: int = 5) -> tuple[list[str], list[str]]:
+    """The pages' sweep (one thread, x from 16 KiB to 16 MiB, the medians of ``rounds`` rounds in
+    which ours, F.rms_norm and the copy take turns): a table, and the sizes where
+    ``good(ours, torch, copy)`` failed. A size that misses is measured again, up to three
+    times in all, so that a burst of load elsewhere on a shared machine does not fail the
+    test; a kernel that is really slower misses every time."""
     rows, misses = [], []
     for n_rows in [4, 16, 64, 256, 1024, 4096]:
         x, w = torch.randn(n_rows, 1024), torch.randn(1024)
         y = torch.empty_like(x)
+        moved = 2 * x.nbytes + w.nbytes  # GB/s: RMSNorm moves x, w and y; the copy x and y
         for attempt in range(1, 4):
-            t_ours, t_torch, t_copy = best_seconds([lambda: rms_norm(x, w, y, EPS),
-                                                    lambda: F.rms_norm(x, (1024,), w, EPS),
-                                                    lambda: y.copy_(x)], threads=1)
-            moved = 2 * x.nbytes + w.nbytes  # GB/s: RMSNorm moves x, w and y; the copy x and y
-            ours, theirs, copy = moved / t_ours / 1e9, moved / t_torch / 1e9, 2 * x.nbytes / t_copy / 1e9
+            rates = [[moved / cpu_seconds(lambda: rms_norm(x, w, y, EPS)) / 1e9,
+                      moved / cpu_seconds(lambda: F.rms_norm(x, (1024,), w, EPS)) / 1e9,
+                      2 * x.nbytes / cpu_seconds(lambda: y.copy_(x)) / 1e9] for _ in range(rounds)]
+            ours, theirs, copy = (statistics.median(r[i] for r in rates) for i in range(3))
             if good(ours, theirs, copy):
                 break
         rows.append(f"{x.nbytes / 2**10:>8.0f} KiB {ours:>10.2f} {theirs:>11.2f} {copy:>10.2f} "
@@ -268,41 +277,41 @@ def test_cuda_rejects_weight_on_cpu(mod):
         mod.rms_norm_cuda(x, w.cpu(), y, EPS)
 
 
-#: The GPU sweep of the page (tools/gpu_bench.py runs it too and keeps it in gpu_run.json):
-#: rows of 1024, x from 8 KiB (16-bit) to 1 GiB (float32).
-GPU_ROWS = [4, 16, 64, 256, 1024, 4096, 16384, 65536, 262144]
+#: The GPU sweep of the page: rows of 1024, 4096 and 8192 elements, x from 16 MiB to 1 GiB,
+#: where memory sets the pace.
+GPU_HIDDEN, GPU_X_MIB, GPU_ROUNDS = (1024, 4096, 8192), (16, 64, 256, 1024), 3
 
 
-def gpu_sweep(rms_norm, hidden=1024, rows_list=GPU_ROWS) -> list[dict]:
-    """GB/s of ``rms_norm``, F.rms_norm and a copy (x read and y written), per dtype and size."""
-    rows = []
-    for dtype in DTYPES:
-        for n_rows in rows_list:
-            x = torch.randn(n_rows, hidden, device="cuda", dtype=dtype)
-            w = torch.randn(hidden, device="cuda", dtype=dtype)
-            y = torch.empty_like(x)
-            t_ours, t_torch, t_copy = best_gpu_seconds([lambda: rms_norm(x, w, y, EPS),
-                                                        lambda: F.rms_norm(x, (hidden,), w, EPS),
-                                                        lambda: y.copy_(x)])
-            moved = 2 * x.nbytes + w.nbytes
-            rows.append({"dtype": str(dtype).removeprefix("torch."), "x_bytes": x.nbytes,
-                         "ours": moved / t_ours / 1e9, "torch": moved / t_torch / 1e9,
-                         "copy": 2 * x.nbytes / t_copy / 1e9})
-    return rows
+def gpu_point(rms_norm, dtype, hidden, mib) -> dict:
+    """GB/s (bytes read + written) of ``rms_norm`` and of the copy, and their ratio, the medians of
+    GPU_ROUNDS rounds in which the two take turns, each timed with triton.testing.do_bench (the
+    L2 cache flushed before every call, the median of the calls)."""
+    from triton.testing import do_bench
+
+    x = torch.randn((mib << 20) // dtype.itemsize // hidden, hidden, device="cuda", dtype=dtype)
+    w = torch.randn(hidden, device="cuda", dtype=dtype)
+    y = torch.empty_like(x)
+    rounds = [((2 * x.nbytes + w.nbytes) / do_bench(lambda: rms_norm(x, w, y, EPS), warmup=5, rep=20,
+                                                    return_mode="median") / 1e6,
+               2 * x.nbytes / do_bench(lambda: y.copy_(x), warmup=5, rep=20, return_mode="median") / 1e6)
+              for _ in range(GPU_ROUNDS)]
+    return {"dtype": str(dtype).removeprefix("torch."), "hidden": hidden, "mib": mib,
+            "ours": statistics.median(r[0] for r in rounds), "copy": statistics.median(r[1] for r in rounds),
+            "of_copy": statistics.median(r[0] / r[1] for r in rounds)}
 
 
-#: The CUDA kernel's bounds: at least this fraction of the device's copy bandwidth where x is
-#: 16 MiB or more, and torch's speed at every size.
-CUDA_OF_COPY, CUDA_FROM_BYTES = 0.9, 16 << 20
+#: The CUDA kernel's goal, as the page states it: at least this fraction of the copy's GB/s.
+CUDA_OF_COPY = 0.9
 
 
 @needs_cuda
 @pytest.mark.timing
-def test_cuda_near_the_copy_roofline_and_faster_than_torch(mod):
-    rows = gpu_sweep(mod.rms_norm_cuda)
-    for r in rows:
-        print(f"{r['dtype']:>9} {r['x_bytes'] >> 10:>8} KiB  ours {r['ours']:>7.1f}  torch {r['torch']:>7.1f}  "
-              f"copy {r['copy']:>7.1f} GB/s  ours/copy {r['ours'] / r['copy']:.2f}")
-    slow = [f"{r['dtype']} {r['x_bytes'] >> 10} KiB" for r in rows
-            if r["ours"] < r["torch"] or (r["x_bytes"] >= CUDA_FROM_BYTES and r["ours"] < CUDA_OF_COPY * r["copy"])]
-    assert not slow, f"below {CUDA_OF_COPY} of the copy (16 MiB and more) or slower than torch: {slow}"
+def test_cuda_near_the_copy_roofline(mod):
+    points = [gpu_point(mod.rms_norm_cuda, dtype, hidden, mib)
+              for dtype in DTYPES for hidden in GPU_HIDDEN for mib in GPU_X_MIB]
+    for p in points:
+        print(f"{p['dtype']:>9} hidden {p['hidden']:>5} {p['mib']:>5} MiB  ours {p['ours']:>7.0f}  "
+              f"copy {p['copy']:>7.0f} GB/s  ours/copy {p['of_copy']:.2f}")
+    slow = [f"{p['dtype']} hidden {p['hidden']} {p['mib']} MiB: {p['of_copy']:.2f}"
+            for p in points if p["of_copy"] < CUDA_OF_COPY]
+    assert not slow, f"below {CUDA_OF_COPY} of the copy: {slow}"
