@@ -335,7 +335,7 @@ def plan(number_or_name: str, build: Path, venv: Path, root: Path | None = None,
         fresh = json.loads(ready.read_text()).get("key") == inputs_key()
     except (OSError, ValueError, subprocess.CalledProcessError):
         fresh = False
-    if not fresh:
+    if not fresh and not os.environ.get("FFI_COOKBOOK_TAKEAWAY_VENV"):  # that one is used as it is
         steps.append(f"make the take-away venv the recipes run in, {build / 'takeaway-venv'} "
                      f"({_minutes(STEP_SECONDS['takeaway-venv'])}, in the background beside the above)")
     if not (build / "html" / "index.html").is_file() or not (build / "doctrees" / "environment.pickle").is_file():

@@ -152,6 +152,19 @@ def _is_maker(pid: int) -> bool:
         return False
 
 
+def _group_running(group: int) -> bool:
+    """Whether a process of process group ``group`` still runs (a zombie waiting for its
+    parent to read its status does not)."""
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue  # gone meanwhile
+        if int(fields[2]) == group and fields[0] not in "ZX":
+            return True
+    return False
+
+
 def background(folder: Path) -> Venv:
     """:func:`venv_at` as `make` starts it in the background: in a process group of its own
     (pip's children with it), its id in :func:`pid_file` while it runs, so that
@@ -191,9 +204,7 @@ def stop(folder: Path, wait: float = 30.0) -> int | None:
                 break
             deadline = time.monotonic() + seconds
             while time.monotonic() < deadline:
-                try:
-                    os.killpg(pid, 0)  # anyone of the group left?
-                except ProcessLookupError:
+                if not _group_running(pid):
                     break
                 time.sleep(0.1)
             else:

@@ -4,6 +4,11 @@ Each reference gets the tensor arguments as they were before the call and
 after it (torch tensors; other arguments as passed) and the call's result, and
 raises AssertionError when the result is wrong. Exports without an entry are
 only required not to crash.
+
+An entry is optional: a new recipe's exports are fuzzed without one (the fuzz finds them in
+the libraries its folder builds). Add one, keyed by the export's name, to have the fuzz also
+check what it computes; this is the one file outside a recipe's folder that adding a recipe
+may touch (CONTRIBUTING.md, "Add a recipe").
 """
 
 from __future__ import annotations

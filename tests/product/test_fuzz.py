@@ -140,15 +140,32 @@ NOT_FUZZED = {
     ("tests/site/test_site.py", "add_one"): "a test's copy of Get started's kernel",
 }
 
-#: Projects built only with nvcc (or NVSHMEM): their exports are excused on a build without it.
-CUDA_ONLY = ("cookbook/20-precompiled-gpu-code/", "cookbook/22-cuda-wheel/", "cookbook/25-triton-kernel/")
+_CUDA_HEADER = re.compile(r"#\s*include\s*<(cuda|cuda_runtime|cuda_runtime_api)\.h>")
+_CUDA_PROJECT = re.compile(r"^\s*project\([^)]*\bLANGUAGES\b[^)]*\bCUDA\b", re.M)
+
+
+def _needs_cuda(path: str) -> bool:
+    """Whether a build compiles ``path`` only with CUDA: a ``.cu`` file, C++ that includes the
+    CUDA runtime or driver API (built only where the toolkit is found), or a file of a CMake
+    project that declares CUDA as a language (nvcc required). Read from the files, so a new
+    recipe needs no entry here."""
+    source = ROOT / path
+    if source.suffix == ".cu" or _CUDA_HEADER.search(source.read_text(errors="replace")):
+        return True
+    for folder in source.parents:
+        cmake = folder / "CMakeLists.txt"
+        if cmake.is_file():
+            return bool(_CUDA_PROJECT.search(cmake.read_text()))
+        if folder == ROOT:
+            break
+    return False
 
 
 def _excused(path: str, variants: list[str]) -> bool:
     """An export whose source this build compiles only with a toolkit it lacks."""
     if "nvshmem" in path and "nvshmem" not in variants:
         return True
-    return "cuda" not in variants and (path.endswith(".cu") or path.startswith(CUDA_ONLY))
+    return "cuda" not in variants and _needs_cuda(path)
 
 _EXPORT = re.compile(r"TVM_FFI_DLL_EXPORT_TYPED_FUNC\(\s*([\w@{}]+)\s*,|\b__tvm_ffi_(\w+)\s*\(")
 _FENCE = re.compile(r"^(```|~~~)[^\n]*\n(.*?)^\1", re.M | re.S)
