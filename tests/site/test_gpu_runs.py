@@ -87,6 +87,9 @@ def test_pages_that_ran_on_a_gpu_say_so(root, runs):
         assert f"This notebook also ran on a GPU: {device}" in text, f"{name}: no GPU run note"
         assert "gpu-runs/index.html" in text
         assert "Unexpected exception formatting exception" not in text, name
+        # whole: no cut output, no figure reduced to words, no placeholder for a lost traceback
+        for placeholder in ("more lines in the stored notebook", "(a figure)", "could not format this error"):
+            assert placeholder not in text, (name, placeholder)
     # recipe 01's GPU cell printed its check there: shown below the cell, stamped
     page = (html / "cookbook" / "01-add-one" / "notebook.html").read_text()
     assert 'class="gpu-run-output' in page
@@ -324,6 +327,14 @@ def test_the_gpu_claim_rule_can_fail():
     assert checks_on_a_gpu(page.replace("print(torch.cuda.is_available())",
                                         "if torch.cuda.is_available():\n    assert fast_cuda()"))
     assert gpu_result_claims("On a GPU the cell below checks the stream.") == []  # code, not a result
+
+
+def test_no_recipe_keeps_a_second_stored_gpu_measurement(root):
+    """A GPU measurement is stored once, by make gpu-check, under docs/gpu-runs/data; a recipe
+    folder holds no stamped copy of its own that could disagree with it."""
+    for path in root.glob("cookbook/*/*.json"):
+        text = path.read_text()
+        assert not re.search(r'"(device|measured_by)"', text), f"{path.relative_to(root)} holds a stored GPU run"
 
 
 def test_recipes_19_and_21_state_no_gpu_result_that_no_gpu_produced(root):
