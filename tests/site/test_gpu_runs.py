@@ -271,7 +271,7 @@ def test_a_prose_edit_leaves_no_stale_mark_and_a_code_edit_names_its_file(root, 
 # checks it: a cell whose code mentions CUDA, a GPU or NVSHMEM and asserts. On a GPU machine
 # that cell fails loudly when the claim breaks, and the GPU runs page lists the failure.
 # Sentences that say what code does or what a cell checks, in the present tense, need no cell.
-# (CONTRIBUTING.md, "GPU cells", says the same to a contributor.)
+# (CONTRIBUTING.md, under "Recipes", says the same to a contributor: "GPU cells".)
 CLAIM = re.compile(r"\b[Oo]n (a|an|the) (GPU|H100|H200)\b|\bGPU box\b|\bH[12]00\b")
 RESULT = re.compile(r"\b(was|were|reported|raised|worked|crashed|ran|printed|showed|measured|took|failed|passed)\b")
 FENCE = re.compile(r"^```.*?^```", re.S | re.M)
