@@ -69,4 +69,5 @@ sys.path.insert(0, str(ROOT))
 from tools import rmsnorm_sweep  # noqa: E402
 
 sys.stdout.flush()
-raise SystemExit(rmsnorm_sweep.main(["--ncu", "--out", str(ROOT / "docs" / "gpu-runs" / "data" / "rmsnorm.json")]))
+raise SystemExit(rmsnorm_sweep.main(["--ncu", "--budget-s", "170",
+                                     "--out", str(ROOT / "docs" / "gpu-runs" / "data" / "rmsnorm.json")]))

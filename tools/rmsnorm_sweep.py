@@ -30,16 +30,19 @@ What is measured:
   achieved occupancy, registers, bytes per global load and store request, DRAM bytes moved.
 
 Plan and expected seconds on the H200 box (16 cores; 11 contestants without quack, which cannot
-be carried there: see tools/gpu_check.py's wheel list), in the order run:
+be carried there: see tools/gpu_check.py's wheel list; 12 timed with the copy), in the order run:
 
     setup   imports 8, ours and the lab built with nvcc (ninja, in parallel) 20          ~28 s
     check   torch.compile 9 graphs ~40, Liger's Triton 9 kernels ~9, the checks ~3       ~52 s
     sweep   36 points x 12 timed x 3 rounds x ~12 ms (warmup 2 ms + rep 8 ms + overhead) ~16 s
-    decode  36 points x 11 timed x 3 rounds x ~15 ms                                     ~18 s
+    decode  36 points x 12 timed x 3 rounds x ~15 ms                                     ~19 s
     ncu     6 child processes (3 contestants x 2 hidden), ~6 s each                      ~36 s
-                                                                                 total ~150 s
+                                                                                 total ~151 s
 
-``--budget-s`` (default 200) bounds the run: a part that would start past it is skipped (a
+The estimates of compile and start-up times are guesses (nothing here has run on a GPU yet);
+the json keeps the run's own seconds, so the next plan can use them.
+
+``--budget-s`` (default 200; tools/gpu_bench.py passes 170) bounds the run: a part that would start past it is skipped (a
 round of the sweep, the decode, the profiler) and the json says what was left out; what ran is
 kept. ``--dry-run`` prints this plan with the estimate made from the contestants found.
 """
@@ -252,7 +255,7 @@ def estimate(contestants: list[Contestant], ncu: bool) -> dict[str, float]:
     check += graphs * 3 if any(c.name == "quack" for c in live) else 0
     parts = {"setup": EST["imports"] + EST["build"], "check": check,
              "sweep": len(sweep_points()) * timed * ROUNDS * EST["bench"],
-             "decode": len(decode_points()) * len(live) * ROUNDS * EST["decode"],
+             "decode": len(decode_points()) * timed * ROUNDS * EST["decode"],
              "ncu": 3 * len(NCU_HIDDEN) * EST["ncu_child"] if ncu else 0.0}
     parts["total"] = sum(parts.values())
     return parts
