@@ -245,7 +245,7 @@ RECIPE_FUZZ_CASES ?= 2000
 .PHONY: recipe-plan
 recipe-plan:
 	@test -n "$(R)" || { echo "usage: make recipe R=10 (a recipe's number or name)" >&2; exit 2; }
-	@$(PYTHON) -m tools.recipe_runs --plan $(R) --build $(abspath $(BUILD)) --venv $(VENV)
+	@$(PYTHON) -m tools.recipe_runs --plan $(R) --build $(abspath $(BUILD)) --stamp $(STAMP)
 
 recipe: recipe-plan takeaway-venv runtime $(DOXYGEN_XML) ## one recipe's part of make test (zip, notebook, tests, page): make recipe R=10
 	$(call phase,recipe,begin)

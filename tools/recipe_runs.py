@@ -306,12 +306,13 @@ def _minutes(seconds: float) -> str:
     return f"~{max(1, round(seconds / 60))} min"
 
 
-def plan(number_or_name: str, build: Path, venv: Path, root: Path | None = None,
+def plan(number_or_name: str, build: Path, stamp: Path, root: Path | None = None,
          runtime: Path | None = None) -> tuple[str, list[str]]:
     """What ``make recipe R=<number_or_name>`` will do before and for the recipe, with rough
     times: (the recipe's folder name, one line per step). Standard library only, so that
-    `make` can print it before the venv exists (after `make clean`, say). ``runtime``: the
-    recipe library's build folder (``<root>/build/runtime``)."""
+    `make` can print it before the venv exists (after `make clean`, say). ``stamp``: the file
+    `make` touches when the project venv is installed; ``runtime``: the recipe library's build
+    folder (``<root>/build/runtime``)."""
     root = root or Path(__file__).resolve().parents[1]
     runtime = runtime or root / "build" / "runtime"
     wanted = number_or_name.strip().rstrip("/").split("/")[-1]
@@ -322,9 +323,8 @@ def plan(number_or_name: str, build: Path, venv: Path, root: Path | None = None,
         raise SystemExit(f"unknown recipe {number_or_name!r}; the recipes are: {', '.join(folders)}")
     name = found[0]
     steps, seconds = [], 0.0
-    stamp = venv / ".installed"
     if not stamp.is_file() or stamp.stat().st_mtime < (root / "pyproject.toml").stat().st_mtime:
-        steps.append(f"make the project venv {venv} with pip ({_minutes(STEP_SECONDS['venv'])})")
+        steps.append(f"make the project venv {stamp.parent} with pip ({_minutes(STEP_SECONDS['venv'])})")
         seconds += STEP_SECONDS["venv"]
     if not (runtime / "CMakeCache.txt").is_file():
         steps.append(f"configure and build the recipe library, build/runtime ({_minutes(STEP_SECONDS['runtime'])}; "
@@ -338,9 +338,15 @@ def plan(number_or_name: str, build: Path, venv: Path, root: Path | None = None,
     if not fresh and not os.environ.get("FFI_COOKBOOK_TAKEAWAY_VENV"):  # that one is used as it is
         steps.append(f"make the take-away venv the recipes run in, {build / 'takeaway-venv'} "
                      f"({_minutes(STEP_SECONDS['takeaway-venv'])}, in the background beside the above)")
+    stale = not fresh and not os.environ.get("FFI_COOKBOOK_TAKEAWAY_VENV")
     if not (build / "html" / "index.html").is_file() or not (build / "doctrees" / "environment.pickle").is_file():
         steps.append(f"build the whole site once, executing every page's notebook ({_minutes(STEP_SECONDS['site'])} "
                      "on 2 cores: no site is built yet; later runs read only the pages whose files changed)")
+        seconds += STEP_SECONDS["site"]
+    elif stale and ready.is_file():
+        steps.append(f"build the site again, running every recipe's zip again ({_minutes(STEP_SECONDS['site'])}): "
+                     "they ran in a take-away venv made from other inputs (a recipe asks for a "
+                     "requirement no other recipe names, or the pins changed)")
         seconds += STEP_SECONDS["site"]
     else:
         steps.append("build the site again: only the pages whose files changed (seconds, unless they run notebooks)")
@@ -361,7 +367,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--name", action="store_true", help="print the recipe's full name and stop")
     parser.add_argument("--plan", action="store_true",
                         help="say what `make recipe` will build for the recipe, and roughly how long (stdlib only)")
-    parser.add_argument("--venv", type=Path, default=Path(".venv"), help="with --plan: the project venv")
+    parser.add_argument("--stamp", type=Path, default=Path(".venv/.installed"),
+                        help="with --plan: the file make touches when the project venv is installed")
     parser.add_argument("--build", type=Path, default=default_build())
     parser.add_argument("--libraries", action="store_true",
                         help="print `--library PATH` for each library the site's run of the recipe built "
@@ -373,7 +380,7 @@ def main(argv: list[str] | None = None) -> int:
     if opts.recipe is None:
         parser.error("name a recipe, or --timing")
     if opts.plan:
-        name, steps = plan(opts.recipe, opts.build.resolve(), opts.venv)
+        name, steps = plan(opts.recipe, opts.build.resolve(), opts.stamp)
         print(f"make recipe R={opts.recipe} ({name}) will:")
         print("\n".join(f"  - {step}" for step in steps), flush=True)
         return 0

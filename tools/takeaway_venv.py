@@ -88,11 +88,24 @@ def nvshmem_requirement() -> str | None:
     return found.pop() if found else None
 
 
+def requirement_lines() -> list[str]:
+    """Every requirement the recipes' requirements.txt files name, once, sorted, without
+    comments: what pip installs from them. A new recipe that asks for nothing new leaves it
+    as it was, so the venv (and every recipe's run in it) stays today's."""
+    lines = set()
+    for path in (ROOT / "cookbook").glob("*/requirements.txt"):
+        for line in path.read_text().splitlines():
+            line = line.split(" #", 1)[0].strip()
+            if line and not line.startswith("#"):
+                lines.add(line)
+    return sorted(lines)
+
+
 def inputs_key() -> str:
     """What a take-away venv is made from: a venv made from other inputs is made again."""
     digest = hashlib.sha256()
     parts = [sys.base_prefix, TORCH, " ".join(NOTEBOOK_TOOLS), project_pins(), str(bool(shutil.which("nvcc")))]
-    parts += [p.read_text() for p in sorted((ROOT / "cookbook").glob("*/requirements.txt"))]
+    parts += [*requirement_lines(), str(nvshmem_requirement())]
     for part in parts:
         digest.update(part.encode() + b"\0")
     return digest.hexdigest()

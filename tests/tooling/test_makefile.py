@@ -67,7 +67,7 @@ def test_recipe_says_what_it_will_build_after_clean(root, tmp_path):
 
     from tools.recipe_runs import plan
 
-    name, steps = plan("5", tmp_path / "build", tmp_path / "venv", root=root, runtime=tmp_path / "runtime")
+    name, steps = plan("5", tmp_path / "build", tmp_path / "venv" / ".installed", root=root, runtime=tmp_path / "runtime")
     assert name == "05-dtype-dispatch"
     text = "\n".join(steps)
     for words in ("project venv", "recipe library", "take-away venv", "whole site", "05-dtype-dispatch's part"):
@@ -79,6 +79,6 @@ def test_recipe_says_what_it_will_build_after_clean(root, tmp_path):
     assert "tools.recipe_runs --plan 5" in printed[1]  # after the usage check, before anything is built
     # -S: no site-packages, as the interpreter that makes the venv has none of ours
     done = subprocess.run([sys.executable, "-S", "-m", "tools.recipe_runs", "--plan", "rmsnorm", "--build",
-                           str(tmp_path / "b"), "--venv", str(tmp_path / "v")], cwd=root, capture_output=True,
+                           str(tmp_path / "b"), "--stamp", str(tmp_path / "v")], cwd=root, capture_output=True,
                           text=True)
     assert done.returncode == 0 and done.stdout.startswith("make recipe R=rmsnorm (10-rmsnorm) will:"), done.stderr
