@@ -66,12 +66,17 @@ def cuda_compiler() -> str | None:
     return f"nvcc {found.group(1)}" if found else None
 
 
+# The license of the cookbook's code and text: LICENSE at the root of the source, and pyproject.toml.
+LICENSE_LINE = "The cookbook's code and text are under the Apache License, Version 2.0 (the LICENSE file of its source)."
+
+
 def built_with() -> str:
     """The footer line, as HTML."""
     packages = ", ".join(f"{name} {_version(name)}" for name in ("apache-tvm-ffi", "torch", "numpy"))
     compilers = " and ".join(c for c in (cxx_compiler(), cuda_compiler()) if c)
     return (f'<p class="cookbook-built-with">Built and executed with {html.escape(packages)}; '
-            f"compiled with {html.escape(compilers)}.</p>")
+            f"compiled with {html.escape(compilers)}.</p>"
+            f'<p class="cookbook-license">{LICENSE_LINE}</p>')
 
 
 def _unique_ids(app, doctree, docname):

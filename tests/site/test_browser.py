@@ -90,6 +90,13 @@ def test_footer_states_the_versions_the_site_was_built_with():
     assert re.search(r"compiled with (g\+\+|clang\+\+|\S+) \d", footer.group(1)), footer.group(1)
 
 
+def test_footer_states_the_license_that_the_source_and_package_carry(root):
+    page = (SITE / "index.html").read_text()
+    assert "under the Apache License, Version 2.0" in page
+    assert (root / "LICENSE").read_text().lstrip().startswith("Apache License")
+    assert 'license = "Apache-2.0"' in (root / "pyproject.toml").read_text()
+
+
 # -- the browser --------------------------------------------------------------------------------
 
 class _QuietHandler(http.server.SimpleHTTPRequestHandler):
