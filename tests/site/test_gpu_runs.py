@@ -329,6 +329,44 @@ def test_the_gpu_claim_rule_can_fail():
     assert gpu_result_claims("On a GPU the cell below checks the stream.") == []  # code, not a result
 
 
+RUN_STAMP = re.compile(r"On (NVIDIA [^,<]+), (\d{4}-\d\d-\d\d), commit (\w+)")
+GPU_MODEL = re.compile(r"NVIDIA (?:[A-Z]\d{2,3}[A-Z]*|RTX \w+|GeForce \w+)")
+CELL_OUTPUT = re.compile(r'<div class="cell_output docutils container">(.*?)</div>\s*</div>', re.S)
+
+
+def second_runs(text: str, devices: set[str]) -> list[str]:
+    """What a built page shows of a GPU run other than its own stored one: a second stamp, or a
+    cell output of the CPU build that names another GPU (a stored table printed by a cell)."""
+    found = []
+    stamps = set(RUN_STAMP.findall(text))
+    if len(stamps) > 1:
+        found.append(f"two stamps: {sorted(stamps)}")
+    for block in CELL_OUTPUT.findall(text):
+        if "gpu-run-output" not in block:
+            found += [f"a CPU cell prints a run on {m}" for m in set(GPU_MODEL.findall(block)) - devices]
+    return found
+
+
+def test_second_runs_finds_a_stale_table_and_a_second_stamp():
+    own = "On NVIDIA H200, 2026-11-27, commit 587c9e5"
+    cpu_cell = '<div class="cell_output docutils container"><pre>measured on NVIDIA H100 80GB HBM3</pre></div></div>'
+    assert second_runs(own + cpu_cell, {"NVIDIA H200"}) == ["a CPU cell prints a run on NVIDIA H100"]
+    assert second_runs(own + " On NVIDIA H200, 2026-11-20, commit c96b285", {"NVIDIA H200"})
+    assert second_runs(own + own, {"NVIDIA H200"}) == []
+
+
+def test_no_page_shows_two_gpu_runs(root, runs):
+    """Each page shows the GPU output of one stored run, its own (recipe 10 showed an older H100
+    table above its H200 run)."""
+    html = root / "_build" / "html"
+    if not (html / "index.html").is_file():
+        pytest.fail("the site is not built: run `make docs`")
+    devices = {nb["metadata"]["ffi_cookbook_gpu_run"]["device"] for nb in runs.values()}
+    found = {str(page.relative_to(html)): second_runs(page.read_text(), devices)
+             for page in html.rglob("*.html") if "gpu-runs" not in page.parts and "_static" not in page.parts}
+    assert not {page: what for page, what in found.items() if what}
+
+
 def test_no_recipe_keeps_a_second_stored_gpu_measurement(root):
     """A GPU measurement is stored once, by make gpu-check, under docs/gpu-runs/data; a recipe
     folder holds no stamped copy of its own that could disagree with it."""
