@@ -492,6 +492,16 @@ def print_tables(record: dict) -> None:
         cells = [f"{r['of_copy'][n]:>10.3f}" if n in r["of_copy"] else f"{'-':>10}" for n in names]
         copy = r["gbps"].get("copy")
         print(f"{r['dtype']:>9} {r['hidden']:>6} {r['x_mib']:>6} {copy if copy is not None else '-':>7} " + " ".join(cells))
+    print("\nPer dtype, from 16 MiB: the lowest of_copy of ours, and the best candidate and peer (median of points)")
+    for dtype in DTYPES:
+        mine = [r["of_copy"]["ours"] for r in record["rows"] if r["dtype"] == dtype and "ours" in r["of_copy"]]
+        picks = []
+        for kind in ("candidate", "peer"):
+            name = best(record["rows"], {kind}, record["contestants"], dtype)
+            if name:
+                values = [r["of_copy"][name] for r in record["rows"] if r["dtype"] == dtype and name in r["of_copy"]]
+                picks.append(f"best {kind} {name} {statistics.median(values):.3f} (lowest {min(values):.3f})")
+        print(f"{dtype:>9}: ours lowest {min(mine):.3f}; " + "; ".join(picks) if mine else f"{dtype:>9}: -")
     if record.get("decode"):
         print(f"\nDecode: microseconds per call (median of rounds)")
         print(f"{'dtype':>9} {'hidden':>6} {'rows':>5} {'copy':>7} " + " ".join(f"{n[:10]:>10}" for n in names))
