@@ -1,7 +1,8 @@
 """Every page that prints timings first prints where they were taken (issue: honest provenance).
 
 A page "times" when its notebook, or a Python file of its folder that the notebook imports, calls
-``time.perf_counter``, ``timeit`` or the cookbook's ``best_seconds``. Such a page must call ``machine_summary()`` before its first
+``time.perf_counter``, ``timeit``, ``torch.utils.benchmark``'s timer, ``triton.testing.do_bench``
+or the cookbook's ``best_seconds``. Such a page must call ``machine_summary()`` before its first
 timing cell, and the built page must show that cell's output.
 """
 
@@ -19,7 +20,8 @@ from ffi_cookbook.testing import machine_summary
 
 ROOT = Path(__file__).resolve().parents[2]
 SITE = Path(os.environ.get("FFI_COOKBOOK_BUILD_DIR") or ROOT / "_build") / "html"
-TIMES = re.compile(r"\bperf_counter\(|\btimeit\b|\bns_per_call\(|\bbest_seconds\(")  # best_seconds: ffi_cookbook.testing
+TIMES = re.compile(r"\bperf_counter\(|\btimeit\b|\bns_per_call\(|\bbest_seconds\("  # best_seconds: ffi_cookbook.testing
+                   r"|\bbenchmark\.Timer\(|\b(?:blocked|adaptive)_autorange\(|\bdo_bench\(")
 CELL = re.compile(r"```\{code-cell\}[^\n]*\n(.*?)```", re.S)
 
 
