@@ -1,8 +1,8 @@
 """Execute a notebook: the one runner of the site build, the recipe pipeline and `make gpu-check`.
 
 A notebook runs with its folder as the working directory, its cells in order, and stops at
-the first cell that raises (a cell tagged ``raises-exception`` may raise), keeping the
-outputs up to there. A cell that measures time is tagged ``measures-time``: the site build
+the first cell that raises (a cell tagged ``raises-exception`` may raise, and must: one that
+raises nothing stops the run as an error), keeping the outputs up to there. A cell that measures time is tagged ``measures-time``: the site build
 runs such a notebook's cells before the first of them beside other work, then pauses it
 (``pause``) and runs the rest with nothing else running. Everything that executes a notebook
 calls :func:`execute`:
@@ -38,6 +38,8 @@ from pathlib import Path
 GPU_QUESTION = re.compile(r"cuda\.is_available\(\)|device_count\(\)")
 #: The tag of a code cell that measures time (what it prints depends on nothing else running).
 MEASURES_TIME = "measures-time"
+#: The tag of a cell that demonstrates an error: it may raise, and it fails the run when it does not.
+RAISES = "raises-exception"
 
 
 def first_timed_cell(notebook) -> int | None:
@@ -56,7 +58,8 @@ def execute(notebook, folder: Path, timeout: int = 900, allow_errors: bool = Fal
     every cell's metadata, so a timed page misses it and myst-nb executes it again.
     ``pause`` is called just before the first cell that measures time (:func:`first_timed_cell`),
     its kernel idle, and the cell runs when it returns.
-    Raises nbclient's CellExecutionError (or CellTimeoutError) at the first failing cell."""
+    Raises nbclient's CellExecutionError (or CellTimeoutError) at the first failing cell, and
+    at a cell tagged ``raises-exception`` that raised nothing."""
     import nbclient
 
     paused = [0.0]
@@ -68,7 +71,12 @@ def execute(notebook, folder: Path, timeout: int = 900, allow_errors: bool = Fal
                 began = time.perf_counter()
                 pause()
                 paused[0] = time.perf_counter() - began
-            return await super().async_execute_cell(cell, cell_index, *args, **kwargs)
+            executed = await super().async_execute_cell(cell, cell_index, *args, **kwargs)
+            if RAISES in cell.get("metadata", {}).get("tags", []) and not any(
+                    output.get("output_type") == "error" for output in cell.get("outputs", [])):
+                raise nbclient.exceptions.CellExecutionError(
+                    "", "AssertionError", f"cell {cell_index} is tagged {RAISES} but raised nothing:\n{cell.source}")
+            return executed
 
     start = time.perf_counter()
     Client(notebook, timeout=timeout, kernel_name="python3", allow_errors=allow_errors,

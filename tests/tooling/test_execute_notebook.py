@@ -90,3 +90,19 @@ def test_a_paused_run_never_started_runs_whole_and_raises_what_its_work_raised()
     ended = Paused(lambda pause: "no timed cell")  # work that never pauses: start() returns at its end
     ended.start()
     assert ended.finish() == "no timed cell"
+
+
+def test_a_cell_tagged_raises_exception_must_raise(tmp_path):
+    import nbclient
+
+    from tools.execute_notebook import RAISES
+
+    raising = new_notebook(cells=[new_code_cell("raise ValueError('bad x')", metadata={"tags": [RAISES]}),
+                                  new_code_cell("print('after')")])
+    execute(raising, tmp_path, timeout=60)
+    assert raising.cells[0].outputs[0]["ename"] == "ValueError"
+    assert raising.cells[1].outputs[0]["text"] == "after\n"
+    silent = new_notebook(cells=[new_code_cell("x = 1", metadata={"tags": [RAISES]}), new_code_cell("print('after')")])
+    with pytest.raises(nbclient.exceptions.CellExecutionError, match="tagged raises-exception but raised nothing"):
+        execute(silent, tmp_path, timeout=60)
+    assert silent.cells[1].get("outputs") == []
