@@ -11,9 +11,11 @@ extension, when the page is read (no edit of the page needed):
   run from changed between the stamp's commit and HEAD (git: a source of the recipe
   folder or of the page's ``literalinclude`` folders, a helper header they include), the
   note names those files. Prose is not such a file: an edit of a ``.md`` page marks nothing,
-  and a code cell whose source changed is simply not matched to the stored run;
-- in each GPU cell of the page (its code mentions CUDA, a GPU or NVSHMEM) whose source
-  is the same as a cell of the stored run, adds a block after the cell's own output,
+  and a code cell whose source changed is not matched to the stored run (below);
+- under each GPU cell of the page (its code mentions CUDA, a GPU or NVSHMEM) whose source
+  differs from every cell of the stored run, says that it has not run on a GPU in this form;
+- in each GPU cell whose source is the same as a cell of the stored run, adds a block after
+  the cell's own output,
   "On <device>, <date>, commit <x>", with everything that cell printed there, whole, and
   its figures as images (inside the cell, so tools/snippets counts it as output, not as a
   code block to verify).
@@ -242,7 +244,12 @@ def add_gpu_output(doctree, docname: str, nb: dict, changed: list[str] | None) -
     stored = {source_of(c): c for c in nb["cells"] if c.get("cell_type") == "code"}
     added = lost = 0
     for cell, source in page_cells(doctree):
-        if not GPU_WORDS.search(source) or source not in stored:
+        if not GPU_WORDS.search(source):
+            continue
+        if source not in stored:  # the code changed since the run: nothing of it is shown as this cell's
+            cell += nodes.paragraph("", f"This cell's code is not the code the stored GPU run ({stamp['device']}, "
+                                        f"commit {stamp['commit']}) executed: it has not run on a GPU in this form.",
+                                    classes=["gpu-run-not-run"])
             continue
         lost += lost_output(stored[source])
         parts = outputs_of(stored[source])

@@ -229,6 +229,24 @@ def test_a_gpu_output_is_shown_whole_and_its_figures_as_images(root, runs):
             assert sum(kind == "png" for kind, _ in shown) == images, name
 
 
+def test_a_gpu_cell_whose_code_changed_says_it_has_not_run_on_a_gpu(root):
+    gpu_runs = gpu_runs_module(root)
+    section = nodes.section("", nodes.title("", "A recipe"))
+    changed = nodes.container("", nodes.literal_block("", "mod.twice_cuda(x, y)  # new"), nb_element="cell_code")
+    kept = nodes.container("", nodes.literal_block("", "mod.once_cuda(x)"), nb_element="cell_code")
+    section += [changed, kept]
+    doctree = nodes.document(None, None)
+    doctree += section
+    stamp = {"device": "NVIDIA H200", "driver": "1", "cuda": "13.0", "torch": "2", "apache_tvm_ffi": "0.1",
+             "commit": "587c9e5", "date": "2026-11-27", "error": None}
+    nb = {"metadata": {"ffi_cookbook_gpu_run": stamp}, "cells": [
+        {"cell_type": "code", "source": "mod.once_cuda(x)", "execution_count": 1,
+         "outputs": [{"output_type": "stream", "name": "stdout", "text": "once on the GPU\n"}]}]}
+    assert gpu_runs.add_gpu_output(doctree, "cookbook/x/notebook", nb, []) == 1
+    assert "has not run on a GPU in this form" in changed.astext() and "commit 587c9e5" in changed.astext()
+    assert "has not run on a GPU" not in kept.astext() and "once on the GPU" in kept.astext()
+
+
 @pytest.fixture()
 def recipe_history(root, tmp_path):
     """A git repository holding a copy of recipe 06, committed once; returns (repo, commit)."""
