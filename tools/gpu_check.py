@@ -272,18 +272,23 @@ BOX_LACKS = [
     # recipe 10's RMSNorm sweep (tools/rmsnorm_sweep.py) times Liger's Triton kernel: 0.9 MB, pure
     # Python; the box has torch and Triton. Quack (quack-kernels) is not carried: with its
     # nvidia-cutlass-dsl wheels (one -libs-cu12 or -cu13 wheel of ~92 MB) it is ~97 MB, over the
-    # 64 MiB a device call carries in all; the sweep reports it missing
-    "liger-kernel",
+    # 64 MiB a device call carries in all; the sweep reports it missing. Pinned here: the venv
+    # has no reason to install it.
+    "liger-kernel==0.8.5",
 ]
 
 
 def download_wheels(dest: Path) -> int:
-    """pip-download, for the box's Python 3.12 on x86-64, the wheels it lacks (this venv's versions)."""
+    """pip-download, for the box's Python 3.12 on x86-64, the wheels it lacks (this venv's versions,
+    or the version an entry pins)."""
     from importlib import metadata
 
     dest.mkdir(parents=True, exist_ok=True)
     specs = []
     for name in BOX_LACKS:
+        if "==" in name:  # pinned here, not taken from the venv
+            specs.append(name)
+            continue
         try:
             specs.append(f"{name}=={metadata.version(name)}")
         except metadata.PackageNotFoundError:
