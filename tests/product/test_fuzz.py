@@ -138,6 +138,11 @@ NOT_FUZZED = {
     ("docs/_code/first-kernel/add_one.cc", "add_one"): "the home page's kernel, built by g++ in a page cell",
     ("tests/site/test_get_started.py", "add_one"): "Get started's kernel, built in a fresh venv by its test",
     ("tests/site/test_site.py", "add_one"): "a test's copy of Get started's kernel",
+    **{(f"tools/rmsnorm_lab/{file}.cu", f"rms_norm_lab_{name}"):
+       "a candidate of the GPU RMSNorm sweep, not a recipe: its argument checks are recipe 10's, tested "
+       "for every candidate by tests/tooling/test_rmsnorm_lab.py; its kernels run on a GPU only"
+       for file, names in {"packed": ("packed", "remat"), "persistent": ("persistent",), "rows": ("rows2", "rows4"),
+                           "streaming": ("streaming",), "widerows": ("widerows",)}.items() for name in names},
 }
 
 _CUDA_HEADER = re.compile(r"#\s*include\s*<(cuda|cuda_runtime|cuda_runtime_api)\.h>")

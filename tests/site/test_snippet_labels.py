@@ -97,7 +97,7 @@ def test_compiled_cuda_says_where_it_ran_from_the_record(fields):
 def test_a_cuda_block_ran_where_the_stored_run_called_its_export():
     stamp = {"device": "NVIDIA H200", "commit": "587c9e5"}
     cuda = row(how="compiled", verifier="cuda", tool="nvcc 13.0")
-    block = "TVM_FFI_DLL_EXPORT_TYPED_FUNC(twice_cuda, TwiceCUDA);"
+    block = "TVM_FFI_DLL_EXPORT_TYPED_FUNC" + "(twice_cuda, TwiceCUDA);"  # split: not an export of this file
     assert snippet_labels.gpu_run_of(cuda, block, (stamp, {"twice_cuda", "torch"})) == "NVIDIA H200 at commit 587c9e5"
     assert snippet_labels.gpu_run_of(cuda, block, (stamp, {"add_one_cuda"})) is None  # called, but not this one
     assert snippet_labels.gpu_run_of(cuda, block, None) is None  # no stored run
