@@ -54,7 +54,7 @@ def test_clean_stops_the_take_away_venv_made_in_the_background(tmp_path):
 
 
 def test_clean_runs_the_stop_before_removing(root):
-    rules = subprocess.run(["make", "-n", "clean", "BUILD=/nonexistent/b"], cwd=root, capture_output=True,
+    rules = subprocess.run(["make", "-n", "--no-print-directory", "clean", "BUILD=/nonexistent/b"], cwd=root, capture_output=True,
                            text=True, check=True).stdout.splitlines()
     assert "tools.takeaway_venv --stop /nonexistent/b/takeaway-venv" in rules[0]
     assert rules[1] == "rm -rf /nonexistent/b build"
@@ -74,7 +74,7 @@ def test_recipe_says_what_it_will_build_after_clean(root, tmp_path):
         assert words in text, (words, text)
     assert all("min" in step for step in steps)
     assert steps[-1].startswith("in all about ")
-    printed = subprocess.run(["make", "-n", "recipe", "R=5"], cwd=root, capture_output=True, text=True,
+    printed = subprocess.run(["make", "-n", "--no-print-directory", "recipe", "R=5"], cwd=root, capture_output=True, text=True,
                              check=True).stdout.splitlines()
     assert "tools.recipe_runs --plan 5" in printed[1]  # after the usage check, before anything is built
     # -S: no site-packages, as the interpreter that makes the venv has none of ours
