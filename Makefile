@@ -234,7 +234,8 @@ test-sanitize: venv $(COMPILER_FACTS)/CMakeCache.txt ## recipe tests and fuzz ag
 # it will build and roughly how long (after `make clean`: the runtime and the whole site), then:
 # the site again (incremental), which executes the recipe's notebook and runs its README through
 # the recipe pipeline (tools/recipe_runs.py) when any file of its zip changed; the pipeline's
-# record for it (made here if the site build left none); the snippets of the whole site; the
+# record for it (made here if the site build left none); the snippets of the whole site, and
+# the site once more to label each block with how it was verified (as `make docs` does); the
 # tests of tests/site and tests/product that concern it (its zip, CMake, prose, claims, GPU
 # claims... and the checks of every built page: tests/one_recipe.py); the fuzz of the libraries
 # its run built (RECIPE_FUZZ_CASES drawn cases on its exports alone, more per export than the
@@ -252,6 +253,7 @@ recipe: recipe-plan takeaway-venv runtime $(DOXYGEN_XML) ## one recipe's part of
 	$(SPHINX)
 	$(OUT_OF_TREE) $(PY) -m tools.recipe_runs $(R)
 	$(OUT_OF_TREE) $(PY) -m tools.snippets --doctrees $(BUILD)/doctrees --out $(BUILD)/snippets
+	$(SPHINX)
 	$(OUT_OF_TREE) $(PY) -m pytest -q -p no:cacheprovider -p tests.one_recipe tests/site tests/product \
 	  --recipe "$$($(OUT_OF_TREE) $(PY) -m tools.recipe_runs --name $(R))"
 	@libs="$$($(OUT_OF_TREE) $(PY) -m tools.recipe_runs --libraries $(R))"; \
