@@ -6,15 +6,18 @@ docs/_ext/gpu_runs.py's note and GPU output blocks on each page whose notebook r
 """
 
 import json
+import os
 import re
 import shutil
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 import pytest
 from docutils import nodes
 
+SITE = Path(os.environ.get("FFI_COOKBOOK_BUILD_DIR") or Path(__file__).resolve().parents[2] / "_build") / "html"
 STAMP_KEYS = {"device", "driver", "cuda", "torch", "apache_tvm_ffi", "commit", "date", "seconds", "error"}
 # the stored runs are of commit 587c9e5; the stale-mark test stamps a copy with an older commit
 DEVICE_STAMP = "On NVIDIA H200, 2026-11-27, commit c96b285"
@@ -76,7 +79,7 @@ def test_the_page_offers_every_run_for_download(root, runs, data):
 
 
 def test_pages_that_ran_on_a_gpu_say_so(root, runs):
-    html = root / "_build" / "html"
+    html = SITE
     if not (html / "index.html").is_file():
         pytest.fail("the site is not built: run `make docs` (make test does it first)")
     device = next(iter(runs.values()))["metadata"]["ffi_cookbook_gpu_run"]["device"]
@@ -376,7 +379,7 @@ def test_second_runs_finds_a_stale_table_and_a_second_stamp():
 def test_no_page_shows_two_gpu_runs(root, runs):
     """Each page shows the GPU output of one stored run, its own (recipe 10 showed an older H100
     table above its H200 run)."""
-    html = root / "_build" / "html"
+    html = SITE
     if not (html / "index.html").is_file():
         pytest.fail("the site is not built: run `make docs`")
     devices = {nb["metadata"]["ffi_cookbook_gpu_run"]["device"] for nb in runs.values()}
