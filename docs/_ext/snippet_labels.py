@@ -12,7 +12,7 @@ only where it was not run or is not real code: "compiled with g++ 12.2 against t
 headers", "pseudo-code: <reason>", or a shown test file that "runs in the recipe's tests".
 A CUDA block says where it ran from the record: "ran on NVIDIA H200 at commit <x>" when the
 page's stored GPU run (docs/_ext/gpu_runs.py) called, without an error, a function the block
-(or the file it is shown from) exports, and "compiled with nvcc 13.0, not run" only where no
+stands for (``gpu_runs.exports_shown``), and "compiled with nvcc 13.0, not run" only where no
 stored run did. A cell that ran gets no label. A block without a row (the report is missing,
 or older than the page) gets no label: a label is never guessed.
 

@@ -296,8 +296,9 @@ def test_a_prose_edit_leaves_no_stale_mark_and_a_code_edit_names_its_file(root, 
 CLAIM = re.compile(r"\b[Oo]n (a|an|the) (GPU|H100|H200)\b|\bGPU box\b|\bH[12]00\b")
 RESULT = re.compile(r"\b(was|were|reported|raised|worked|crashed|ran|printed|showed|measured|took|failed|passed)\b")
 FENCE = re.compile(r"^```.*?^```", re.S | re.M)
-CODE_CELL = re.compile(r"^```\{code-cell\}[^\n]*\n(.*?)^```", re.S | re.M)
-GPU_CODE = re.compile(r"cuda|gpu|nvshmem", re.I)
+# What a code cell and a GPU cell are: make gpu-check's own definitions (its plan marks a notebook
+# with GPU cells by them), so the rule and the GPU run agree on which cells run on a GPU.
+from tools.gpu_check import CODE_CELL, GPU_WORDS  # noqa: E402
 
 
 def page_sources(root):
@@ -327,7 +328,7 @@ def gpu_result_claims(text):
 def checks_on_a_gpu(text):
     """Whether a code cell of the page mentions CUDA, a GPU or NVSHMEM and asserts (an ``assert``
     statement, ``torch.testing.assert_close``, ``np.testing.assert_...``)."""
-    return any(GPU_CODE.search(cell) and re.search(r"\bassert", cell) for cell in CODE_CELL.findall(text))
+    return any(GPU_WORDS.search(cell) and re.search(r"\bassert", cell) for cell in CODE_CELL.findall(text))
 
 
 def test_every_gpu_result_claimed_in_prose_is_checked_by_a_gpu_cell(root):
