@@ -42,15 +42,9 @@ def build_root(checkout: Path) -> Path:
 
 
 def build_dir_for(folder: str | Path) -> Path:
-    """The build folder of the CMake project in ``folder`` (see the module docstring)."""
-    folder = Path(folder).resolve()
-    checkout = checkout_root(folder)
-    if checkout is None:
-        return folder / "build"
-    root = build_root(checkout)
-    if folder.is_relative_to(root):  # a generated copy that lives under the build root
-        return folder / "build"
-    return root / "cmake" / folder.relative_to(checkout)
+    """The build folder of the CMake project in ``folder``: ``<folder>/build``, as its README says
+    (``build/`` is ignored by git, so the folder stays as tracked)."""
+    return Path(folder).resolve() / "build"
 
 
 def include_dir_for(folder: str | Path) -> Path:
