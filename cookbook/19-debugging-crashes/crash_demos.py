@@ -1,9 +1,9 @@
 """Build the kernels broken on purpose, and run each failure in a child process.
 
 The broken kernels (broken_kernels.cc, broken_launches.cu) are built only on
-request (``-DCRASH_DEMOS=ON``) into folders of their own next to this recipe's
-build folder, so the library the recipe ships, and any tool that loads every
-library of the default build, never sees them. Every failure runs in a child
+request (``-DCRASH_DEMOS=ON``) into folders of their own under build/
+(build/demos, build/asan), so the library the recipe ships, and any tool that
+loads every library of the default build (build/*.so), never sees them. Every failure runs in a child
 Python process: a crash ends that process, not the caller, and the child's
 output is what the notebook shows and the test asserts.
 """
@@ -18,9 +18,6 @@ import sys
 import textwrap
 from pathlib import Path
 
-from ffi_cookbook.build import build_dir_for, cmake_build
-from ffi_cookbook.testing import gcc_runtime, nvidia_wheel_file
-
 HERE = Path(__file__).resolve().parent
 #: Variables of a sanitizer run (or a shell) that must not reach the children:
 #: each child is given exactly the runtime and options it needs.
@@ -32,13 +29,15 @@ SANITIZER_VARIABLES = ("LD_PRELOAD", "ASAN_OPTIONS", "UBSAN_OPTIONS", "LSAN_OPTI
 @functools.lru_cache(maxsize=None)  # once per process
 def build_demos(sanitize: str = "") -> Path:
     """Build libcrash_demos.so (with ``-fsanitize=<sanitize>`` when given); return its path."""
-    main = build_dir_for(HERE)
-    build = main.with_name(f"{main.name}-{'asan' if sanitize else 'demos'}")
+    build = HERE / "build" / ("asan" if sanitize else "demos")  # under build/: ignored, never shipped
     flags = ["-DCRASH_DEMOS=ON", "-DCMAKE_BUILD_TYPE=RelWithDebInfo"]
     if sanitize:  # CMake's own flag variables; nvcc code is not instrumented: no CUDA compiler
         flags += [f"-DCMAKE_CXX_FLAGS=-fsanitize={sanitize} -fno-omit-frame-pointer",
                   f"-DCMAKE_SHARED_LINKER_FLAGS=-fsanitize={sanitize}", "-DCMAKE_CUDA_COMPILER=OFF"]
-    cmake_build(HERE, *flags, verbose=False, build_dir=build)
+    # The README's two commands, with the flags above and a build folder of their own.
+    subprocess.run(["cmake", "-S", str(HERE), "-B", str(build), f"-DPython_EXECUTABLE={sys.executable}",
+                    *flags], check=True, stdout=subprocess.DEVNULL)
+    subprocess.run(["cmake", "--build", str(build)], check=True, stdout=subprocess.DEVNULL)
     return build / "libcrash_demos.so"
 # [build_demos.end]
 
@@ -61,7 +60,8 @@ def python_child(code: str, *, prefix: list[str] = (), env: dict | None = None,
 def scan_under_asan() -> subprocess.CompletedProcess:
     """The off-by-one scan, built with -fsanitize=address, in a Python with ASan's runtime preloaded."""
     library = build_demos(sanitize="address")
-    env = child_env(LD_PRELOAD=gcc_runtime("libasan.so"),  # ASan must be the first library loaded
+    libasan = tool("gcc", "-print-file-name=libasan.so").strip()  # the runtime of the GCC that built it
+    env = child_env(LD_PRELOAD=libasan,  # ASan must be the first library loaded
                     ASAN_OPTIONS="detect_leaks=0")  # Python frees little at exit: leaks are noise here
     return python_child(f"""
         import numpy as np, tvm_ffi
@@ -172,7 +172,15 @@ WRITE_ONE_PAST = """
 
 def compute_sanitizer() -> Path:
     """compute-sanitizer from the nvidia-cuda-sanitizer-api wheel (FileNotFoundError without it)."""
-    return nvidia_wheel_file("bin/compute-sanitizer")
+    try:
+        import nvidia  # a namespace package that several NVIDIA wheels share: look in each folder
+    except ImportError:
+        nvidia = None
+    for folder in getattr(nvidia, "__path__", []):
+        found = Path(folder) / "cu13" / "bin" / "compute-sanitizer"
+        if found.is_file():
+            return found
+    raise FileNotFoundError("nvidia/cu13/bin/compute-sanitizer: pip install nvidia-cuda-sanitizer-api")
 
 
 def write_one_past(sanitized: bool) -> subprocess.CompletedProcess:

@@ -1,6 +1,6 @@
 """Recipe 19: each failure is provoked in a child process and its diagnosis asserted.
 
-The broken kernels are built on request into their own folders (crash_demos.py);
+The broken kernels are built on request into their own folders under build/ (crash_demos.py);
 the checked gather the recipe ships is tested like any kernel.
 """
 
@@ -12,9 +12,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import torch
 import tvm_ffi
-
-from ffi_cookbook.testing import build_dir, cuda_available, needs_cuda
 
 
 def _load(file_name):
@@ -27,11 +26,12 @@ def _load(file_name):
 
 crash_demos = _load("crash_demos.py")
 
-LIBRARY = build_dir(__file__) / "libdebugging.so"
-# The debug info names broken_kernels.cc as the compiler was given it: the prefix map makes it
-# "<recipe folder>/broken_kernels.cc" for a build folder outside the recipe, and CMake passes
-# "../broken_kernels.cc" for the README's build/ inside it.
+HERE = Path(__file__).resolve().parent
+LIBRARY = HERE / "build" / "libdebugging.so"
+# The debug info names broken_kernels.cc as CMake gave it to the compiler: a path, absolute or
+# relative to the build folder, depending on the generator.
 SOURCE = r"(?:\S*/)?broken_kernels\.cc"
+needs_cuda = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU (none visible to torch)")
 needs_gdb = pytest.mark.skipif(shutil.which("gdb") is None, reason="needs gdb (apt-get install gdb)")
 needs_nvcc_build = pytest.mark.skipif(shutil.which("nvcc") is None, reason="needs nvcc on PATH for the CUDA demos")
 
@@ -101,7 +101,7 @@ def test_gdb_names_the_kernel_source_line():
 
 
 @needs_nvcc_build
-@pytest.mark.skipif(cuda_available(), reason="on a GPU the launch works: see the GPU test")
+@pytest.mark.skipif(torch.cuda.is_available(), reason="on a GPU the launch works: see the GPU test")
 def test_unchecked_launch_fails_silently_and_the_check_raises_without_a_gpu():
     done = crash_demos.fill_launches()
     assert done.returncode == 0, done.stderr[-3000:]
@@ -185,6 +185,6 @@ def test_a_second_libtvm_ffi_aborts_and_ldd_shows_which_copy_a_library_takes():
 
 def test_the_broken_kernels_are_not_in_the_default_build():
     """The fuzz and the thread tests load every library of the default build: none of these is there."""
-    built = {p.name for p in build_dir(__file__).glob("*.so")}
+    built = {p.name for p in (HERE / "build").glob("*.so")}  # the demos are in build/demos, build/asan
     assert built == {"libdebugging.so"}
     assert "gather_unchecked" not in crash_demos.tool("nm", "-D", "--defined-only", str(LIBRARY))
