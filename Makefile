@@ -81,7 +81,7 @@ $(COMPILER_FACTS)/CMakeCache.txt: conf/compiler-facts/CMakeLists.txt conf/known-
 TIMING := $(abspath $(BUILD))/timing
 phase = @mkdir -p $(TIMING) && echo "$(1) $(2) $$(date +%s.%N)" >> $(TIMING)/phases.log
 
-.PHONY: all help docs html snippets test recipe serve clean distclean venv runtime doxygen-tool chromium-tool bench-loop fuzz test-sanitize
+.PHONY: all help docs html snippets recipe-zips test recipe serve clean distclean venv runtime doxygen-tool chromium-tool bench-loop fuzz test-sanitize
 
 all: docs ## the site (same as make docs)
 
@@ -131,7 +131,6 @@ chromium-tool: ## install Chromium when it is missing (the browser tests)
 	    apt-get update -q && apt-get install -y -q chromium; \
 	  else echo "error: chromium is missing; install it (e.g. sudo apt-get install chromium) and re-run" >&2; exit 1; fi; }
 
-test: | chromium-tool
 
 # Reconfigure when the venv changes: the toolchains found (CUDA, NVSHMEM) may differ.
 build/runtime/CMakeCache.txt: $(STAMP) | $(COMPILER_FACTS)/CMakeCache.txt
@@ -161,55 +160,60 @@ OUT_OF_TREE := FFI_COOKBOOK_BUILD_DIR=$(abspath $(BUILD)) PYTHONPYCACHEPREFIX=$(
 SPHINX = $(OUT_OF_TREE) $(PY) -m sphinx -b html -c conf docs $(BUILD)/html \
 	  $(SPHINX_FLAGS) -d $(BUILD)/doctrees -w $(BUILD)/warnings.log
 
-# The site, notebooks executed (myst-nb caches them in $(BUILD)/.jupyter_cache).
-# The take-away venv the recipes run in (tools/takeaway_venv.py) is made in the background,
+# The take-away venv the recipes' zips run in (tools/takeaway_venv.py) is made in the background,
 # when it is missing or out of date, from the first moment: pip leaves a core idle while it
 # makes the project venv, and the runtime build needs both. It needs only $(PYTHON)'s standard
-# library. The site build waits for it (a lock) before it runs the recipes, and makes it
-# itself if this failed (its log: $(BUILD)/takeaway-venv.log). It runs in a process group of its
-# own and leaves its id in $(BUILD)/takeaway-venv.pid while it runs: `make clean` stops it.
+# library. The zip runs wait for it (a lock), and make it themselves if this failed (its log:
+# $(BUILD)/takeaway-venv.log). It runs in a process group of its own and leaves its id in
+# $(BUILD)/takeaway-venv.pid while it runs: `make clean` stops it.
 .PHONY: takeaway-venv
-takeaway-venv: ## start making the take-away venv (html does), in the background
+takeaway-venv: ## start making the take-away venv (make test does), in the background
 	@mkdir -p $(BUILD)
 	@$(OUT_OF_TREE) $(PYTHON) -m tools.takeaway_venv --background $(abspath $(BUILD))/takeaway-venv > $(BUILD)/takeaway-venv.log 2>&1 &
 
-html: takeaway-venv runtime $(DOXYGEN_XML) ## the site alone, notebooks executed (incremental)
-	@mkdir -p $(BUILD) && touch $(DOCS_STAMP).next
+# The site, every notebook executed in its folder by docs/_ext/parallel_notebooks.py (myst-nb keeps
+# them in its cache, $(BUILD)/.jupyter_cache, and only renders them).
+html: runtime $(DOXYGEN_XML) ## the site alone, every notebook executed in its folder (incremental)
 	$(call phase,site,begin)
 	$(SPHINX)
 	$(call phase,site,end)
 
-# Verify every code block of the built site; fails on anything unverified.
-snippets: html ## the site, then verify every code block on it
+# Every recipe's zip as a reader runs it (tools/recipe_runs.py): unzipped into an empty folder under
+# $(BUILD)/recipe-runs, its README's commands (cmake, pytest) run there in the take-away venv. A
+# recipe whose zip ran already (a record of today's zip and venv) is not run again.
+recipe-zips: venv takeaway-venv ## every recipe's zip, its README's commands run in a fresh venv
+	$(call phase,recipe-zips,begin)
+	$(OUT_OF_TREE) $(PY) -m tools.recipe_runs --all --workers $(PYTEST_WORKERS)
+	$(call phase,recipe-zips,end)
+
+# Verify every code block of the built site; fails on anything unverified. A README's ```bash
+# block counts as run when its recipe's zip ran (recipe-zips: make test's, when it ran first).
+snippets: html recipe-zips ## the site, then verify every code block on it
 	$(call phase,snippets,begin)
 	$(OUT_OF_TREE) $(PY) -m tools.snippets --doctrees $(BUILD)/doctrees --out $(BUILD)/snippets
 	$(call phase,snippets,end)
 
-# A second, incremental Sphinx pass puts the fresh snippet report on its page.
-docs: snippets ## the site with its snippet report (in _build/html)
+# A second, incremental Sphinx pass puts the fresh snippet report on its page; then the checks of
+# the built site (tests/site: pages, links, claims, GPU runs, the browser).
+docs: snippets | chromium-tool ## the site with its snippet report, then the checks of the built site
 	$(call phase,site-report,begin)
 	$(SPHINX)
 	$(call phase,site-report,end)
-	@mv -f $(DOCS_STAMP).next $(DOCS_STAMP)
 	@echo "Site built: open $(abspath $(BUILD))/html/index.html (or run: make serve)"
+	$(call phase,site-tests,begin)
+	$(OUT_OF_TREE) $(PY) -m pytest -q -n $(PYTEST_WORKERS) --dist loadgroup \
+	  --junitxml=$(TIMING)/pytest-site.xml tests/site
+	$(call phase,site-tests,end)
 
-# Two passes: the tests that time nothing in parallel (-n; one file per worker, but the
-# recipe take-away builds one by one, see tests/conftest.py), then the recipes' tests marked
-# `timing`, one recipe at a time with nothing else running, so that what they measure is not
-# slowed down by other tests: each in the site build's run of the recipe's zip, where it is
-# built already, in the take-away venv (tools/recipe_runs.py --timing).
-# The first pass runs tests/ only: each recipe's tests run there once, inside
-# tests/product/test_recipe_zips.py, from the recipe's zip in a fresh venv, exactly as its
-# README says (their junit file lands beside this one, so the table counts them).
-# `make docs` leaves a stamp as old as the start of its build; `make test` builds the site
-# again only when a file it is made from is newer (so `make docs; make test` builds it once).
-DOCS_STAMP := $(BUILD)/docs.stamp
-DOCS_SOURCES := docs cookbook conf tools include python runtime pyproject.toml Makefile
-DOCS_STALE = $(if $(wildcard $(DOCS_STAMP)),$(shell find $(DOCS_SOURCES) -newer $(DOCS_STAMP) -type f -print -quit),no stamp)
-test: $(if $(DOCS_STALE),docs,venv runtime) ## the site (unless up to date), then every test (the recipes' from the site build's runs)
+# make test: the recipes, then every test but the site's; it never builds the site. First each
+# recipe's zip in the take-away venv (recipe-zips; tests/product/test_recipe_zips.py asserts on
+# their records), then the tests that time nothing in parallel (-n; one file per worker), then the
+# recipes' tests marked `timing`, one recipe at a time with nothing else running, each in its zip's
+# folder, where it is built already (tools/recipe_runs.py --timing).
+test: takeaway-venv venv runtime recipe-zips ## every recipe's zip, then every test but the site's (those run in make docs)
 	$(call phase,tests,begin)
 	$(OUT_OF_TREE) $(PY) -m pytest -m "not timing" -n $(PYTEST_WORKERS) --dist loadgroup \
-	  --junitxml=$(TIMING)/pytest-parallel.xml tests
+	  --junitxml=$(TIMING)/pytest-parallel.xml tests --ignore=tests/site
 	$(call phase,tests,end)
 	$(call phase,timing-tests,begin)
 	$(OUT_OF_TREE) $(PY) -m tools.recipe_runs --timing --junit-dir $(TIMING)
@@ -232,9 +236,9 @@ test-sanitize: venv $(COMPILER_FACTS)/CMakeCache.txt ## recipe tests and fuzz ag
 
 # One recipe's part of `make test` (R: its number or name, `make recipe R=10`). First it says what
 # it will build and roughly how long (after `make clean`: the runtime and the whole site), then:
-# the site again (incremental), which executes the recipe's notebook and runs its README through
-# the recipe pipeline (tools/recipe_runs.py) when any file of its zip changed; the pipeline's
-# record for it (made here if the site build left none); the snippets of the whole site, and
+# its zip's README through the recipe pipeline (tools/recipe_runs.py) when any file of its zip
+# changed; the site again (incremental), which executes the recipe's notebook when a file of its
+# folder changed; the snippets of the whole site, and
 # the site once more to label each block with how it was verified (as `make docs` does); the
 # tests of tests/site and tests/product that concern it (its zip, CMake, prose, claims, GPU
 # claims... and the checks of every built page: tests/one_recipe.py); the fuzz of the libraries
@@ -250,8 +254,8 @@ recipe-plan:
 
 recipe: recipe-plan takeaway-venv runtime $(DOXYGEN_XML) ## one recipe's part of make test (zip, notebook, tests, page): make recipe R=10
 	$(call phase,recipe,begin)
-	$(SPHINX)
 	$(OUT_OF_TREE) $(PY) -m tools.recipe_runs $(R)
+	$(SPHINX)
 	$(OUT_OF_TREE) $(PY) -m tools.snippets --doctrees $(BUILD)/doctrees --out $(BUILD)/snippets
 	$(SPHINX)
 	$(OUT_OF_TREE) $(PY) -m pytest -q -p no:cacheprovider -p tests.one_recipe tests/site tests/product \

@@ -57,6 +57,8 @@ source_suffix = {".rst": "restructuredtext", ".md": "myst-nb", ".ipynb": "myst-n
 # -- MyST and notebooks -----------------------------------------------------
 myst_enable_extensions = ["colon_fence", "deflist", "dollarmath"]
 myst_heading_anchors = 3
+# parallel_notebooks executes every notebook and puts it in this cache; myst-nb only reads it
+# (a notebook that fails stops the build before myst-nb would execute it itself).
 nb_execution_mode = "cache"
 nb_execution_cache_path = str(BUILD / ".jupyter_cache")
 nb_execution_in_temp = False  # recipes build the sources that sit next to them

@@ -35,14 +35,16 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 STEPS = [  # (name in phases.log, what the table calls it)
     ("venv", "venv (pip installs)"),
-    ("doxygen", "doxygen"),
     ("runtime", "runtime (CMake)"),
-    ("site", "site: Sphinx + notebooks"),
-    ("site-alone", "  of which the cells that measure time, alone, and READMEs"),
-    ("snippets", "snippets"),
-    ("site-report", "site again (snippet report)"),
+    ("recipe-zips", "recipe zips: README commands in the take-away venv"),
     ("tests", "tests, in parallel"),
     ("timing-tests", "tests marked timing, alone"),
+    ("doxygen", "doxygen"),
+    ("site", "site: Sphinx + notebooks"),
+    ("site-alone", "  of which the cells that measure time, alone"),
+    ("snippets", "snippets"),
+    ("site-report", "site again (snippet report)"),
+    ("site-tests", "site tests (tests/site)"),
     ("sanitize", "sanitizer run (make test-sanitize)"),
     ("recipe", "make recipe"),
 ]
@@ -110,42 +112,40 @@ def breakdown(build: Path) -> tuple[list[tuple[str, float]], list[str]]:
     rows = [(label, steps.get(name, 0.0)) for name, label in STEPS]
     rows.append(("total of the steps", sum(v for k, v in steps.items() if k not in BESIDE)))
     runs = notebook_runs(timing)
-    for how in ("parallel", "alone", "myst-nb"):
+    for how in ("parallel", "alone"):
         done = [r for r in runs if r["how"] == how]
         if done:
-            label = {"parallel": "executed in parallel", "alone": "that measure time (timed cells alone)",
-                     "myst-nb": "executed again by myst-nb"}[how]
+            label = {"parallel": "executed in parallel", "alone": "that measure time (timed cells alone)"}[how]
             rows.append((f"  notebooks {label}: {len(done)}, seconds each added up",
                          sum(r["seconds"] for r in done)))
-    readmes = [r for r in runs if r["how"] == "readme"]
-    if readmes:
-        rows.append((f"  READMEs of the notebooks that measure time: {len(readmes)}, added up",
-                     sum(r["seconds"] for r in readmes)))
     files = sorted(test_file_seconds(timing).items(), key=lambda kv: -kv[1])
     for name, seconds in files[:TOP_FILES]:
         rows.append((f"  {name}", seconds))
     if len(files) > TOP_FILES:
         rows.append((f"  {len(files) - TOP_FILES} other test files", sum(s for _, s in files[TOP_FILES:])))
-    # A notebook that failed in the site build's workers (myst-nb then ran it itself): the
-    # last line of its error, which the build's quiet output does not show.
-    failed = [f"notebook failed in the site build's workers, ran again by myst-nb: {r['doc']}: "
+    # A notebook that failed (it stopped the site build): the last line of its error.
+    failed = [f"notebook failed: {r['doc']}: "
               f"{r['error'].strip().splitlines()[-1] if r['error'].strip() else '?'}"
               for r in runs if r["how"] == "failed"]
     return rows, [ccache_stats(build), *failed]
 
 
-RECIPE_COLUMNS = ("build", "notebook", "tests", "zip test", "sanitizer")
+RECIPE_COLUMNS = ("README", "notebook", "zip test", "sanitizer")
 
 
 def recipe_seconds(build: Path) -> dict[str, dict[str, float | None]]:
-    """Per recipe: its build, notebook and README tests in the pipeline's record (the build is
-    part of the notebook), its zip tests in `make test` and its tests in the sanitizer run."""
+    """Per recipe: its zip's README run (cmake and pytest, tools/recipe_runs.py), its notebook in
+    the site build, its zip tests in `make test` and its tests in the sanitizer run."""
     runs = build / "recipe-runs"
     table: dict[str, dict[str, float | None]] = {}
     for path in sorted(runs.glob("*.json")) if runs.is_dir() else []:
         record = json.loads(path.read_text())
-        table[path.stem] = {"build": record.get("build_seconds"), "notebook": record.get("seconds"),
-                            "tests": (record.get("readme") or {}).get("seconds")}
+        table[path.stem] = {"README": (record.get("readme") or {}).get("seconds")}
+    for run in notebook_runs(build / "timing"):
+        parts = run["doc"].split("/")
+        if len(parts) == 3 and parts[0] == "cookbook" and parts[1] in table and run["how"] != "failed":
+            row = table[parts[1]]
+            row["notebook"] = (row.get("notebook") or 0.0) + run["seconds"]
     junit = build / "timing"
     for xml in [*sorted(junit.glob("pytest-*.xml")), junit / "sanitize-junit.xml"]:
         if not xml.is_file():
@@ -176,8 +176,8 @@ def print_recipes(build: Path) -> None:
         print(f"{name:<{width}}" + "".join(f"{c:>11.1f}" if c is not None else f"{'-':>11}" for c in cells))
     totals = [sum(row.get(c) or 0.0 for row in table.values()) for c in RECIPE_COLUMNS]
     print(f"{'added up':<{width}}" + "".join(f"{c:>11.1f}" for c in totals))
-    print("(build: the notebook's cmake_build cells, part of notebook; tests: the README's commands after"
-          " the notebook, in the same folder; zip test: tests/product/test_recipe_zips.py's tests of the recipe;"
+    print("(README: its zip's README commands, cmake and pytest, in make test; notebook: its pages in the"
+          " site build, in the recipe folder; zip test: tests/product/test_recipe_zips.py's tests of the recipe;"
           " sanitizer: its tests in make test-sanitize)")
 
 
@@ -194,7 +194,7 @@ def print_table(columns: dict[str, Path]) -> None:
         print(f"{label:<{width}}" + "".join(f"{c:>11.1f}s" if c is not None else f"{'-':>12}" for c in cells))
     print("(indented rows are parts of the step above them: notebooks of the site step, test files of the"
           " test steps, counted per test, so files run in parallel add up to more than the step; a recipe's"
-          " test file ran in the site step, in the recipe pipeline's run of its zip, and"
+          " test file ran in the recipe zips step, in the pipeline's run of its zip, and"
           " tests/product/test_recipe_zips.py copies its junit file)")
     for title, (_, notes) in tables.items():
         for note in notes:

@@ -1,41 +1,30 @@
-"""Execute a notebook: the one runner of the site build, the recipe pipeline and `make gpu-check`.
+"""Execute a notebook: the one runner of the site build and `make gpu-check`.
 
 A notebook runs with its folder as the working directory, its cells in order, and stops at
 the first cell that raises (a cell tagged ``raises-exception`` may raise, and must: one that
-raises nothing stops the run as an error), keeping the outputs up to there. A cell that measures time is tagged ``measures-time``: the site build
+raises nothing stops the run as an error), keeping the outputs up to there. A cell that
+measures time is tagged ``measures-time``: the site build
 runs such a notebook's cells before the first of them beside other work, then pauses it
 (``pause``) and runs the rest with nothing else running. Everything that executes a notebook
 calls :func:`execute`:
 
-- the site build (docs/_ext/parallel_notebooks.py), for the guide and concept pages, in place;
-- the recipe pipeline (tools/recipe_runs.py), for a recipe's notebook in its unzipped folder:
-  it runs this file as a script with the take-away venv's Python, so that the notebook sees
-  that venv and nothing of the checkout (this module imports nothing from it);
-- `make gpu-check` (tools/gpu_notebooks.py) on a GPU machine.
+- the site build (docs/_ext/parallel_notebooks.py), every page's notebook in its folder;
+- `make gpu-check` (tools/gpu_notebooks.py) on a GPU machine, the same way.
 
-By hand, the way the site build runs it (a recipe from its zip, in the take-away venv):
+By hand, the way the site build runs it:
 
     python -m tools.execute_notebook cookbook/10-rmsnorm/notebook.md docs/guides/streams.md
-
-As a script (what the recipe pipeline runs in the recipe's folder):
-
-    <venv>/bin/python -I tools/execute_notebook.py notebook.ipynb --out executed.ipynb --timeout 900
 """
 
 from __future__ import annotations
 
 import argparse
-import json
-import re
 import sys
 import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
 
-#: A code cell that asks whether a GPU is there: on a machine without one it prints why it did
-#: not run, and the recipe pipeline keeps the last line it printed (a GPU run, what it saw).
-GPU_QUESTION = re.compile(r"cuda\.is_available\(\)|device_count\(\)")
 #: The tag of a code cell that measures time (what it prints depends on nothing else running).
 MEASURES_TIME = "measures-time"
 #: The tag of a cell that demonstrates an error: it may raise, and it fails the run when it does not.
@@ -126,51 +115,9 @@ class Paused:
         return self._result
 
 
-def wait_for_go() -> None:
-    """Script mode's ``pause``: say ``paused`` on stdout, then wait for a line on stdin (end of
-    input, the caller gone: stop)."""
-    print("paused", flush=True)
-    if sys.stdin.readline().strip() != "go":
-        raise SystemExit("paused before the cells that measure time, and nobody said go")
-
-
-def gpu_cells_said(notebook) -> list[str]:
-    """The last line each GPU question cell (:data:`GPU_QUESTION`) printed, "" for none."""
-    said = []
-    for cell in notebook.cells:
-        if cell.cell_type == "code" and GPU_QUESTION.search(cell.source):
-            text = "".join(o.get("text", "") for o in cell.get("outputs", []) if o.get("output_type") == "stream")
-            said.append(text.strip().splitlines()[-1] if text.strip() else "")
-    return said
-
-
-def run_file(notebook_file: Path, executed: Path | None, timeout: int, pause: bool = False) -> int:
-    """Script mode: execute ``notebook_file`` (.ipynb) in its folder, write the executed copy to
-    ``executed`` (also when a cell fails, up to that cell) and print :func:`gpu_cells_said` as JSON
-    (with ``pause``: :func:`wait_for_go` before the cells that measure time)."""
-    import nbformat
-
-    notebook = nbformat.read(notebook_file, as_version=4)
-    try:
-        execute(notebook, notebook_file.resolve().parent, timeout, pause=wait_for_go if pause else None)
-    finally:
-        if executed is not None:
-            nbformat.write(notebook, executed)
-    print(json.dumps(gpu_cells_said(notebook)))
-    return 0
-
-
 def run_page(path: Path, timeout: int) -> float:
-    """By hand: a recipe's notebook through the recipe pipeline (from its zip, in the take-away
-    venv, its README left out; in ``<build>/notebook-runs/<name>``, beside the site build's
-    runs), a page's in its own folder with this interpreter."""
-    root = Path(__file__).resolve().parents[1]
-    if path.name == "notebook.md" and path.parent.parent == root / "cookbook":
-        sys.path.insert(0, str(root))
-        from tools import recipe_runs
-
-        _, record = recipe_runs.run_recipe(path.parent.name, readme=False, timeout=timeout, runs="notebook-runs")
-        return record["seconds"]
+    """By hand: a page's notebook (a recipe's too) in its own folder with this interpreter, as the
+    site build runs it."""
     import jupytext
 
     return execute(jupytext.read(path), path.parent, timeout)
@@ -178,17 +125,9 @@ def run_page(path: Path, timeout: int) -> float:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tools.execute_notebook", description=__doc__.split("\n\n")[0])
-    parser.add_argument("notebooks", nargs="+", type=Path, help="MyST pages (.md), or one .ipynb with --out")
-    parser.add_argument("--out", type=Path, help="script mode: where the executed .ipynb goes ('-': nowhere)")
+    parser.add_argument("notebooks", nargs="+", type=Path, help="MyST pages (.md)")
     parser.add_argument("--timeout", type=int, default=900, help="seconds a cell may take")
-    parser.add_argument("--pause", action="store_true",
-                        help="script mode: before the first cell that measures time, print 'paused' "
-                             "and wait for 'go' on stdin")
     opts = parser.parse_args(argv)
-    if opts.out is not None:
-        if len(opts.notebooks) != 1:
-            parser.error("--out takes one notebook")
-        return run_file(opts.notebooks[0], None if str(opts.out) == "-" else opts.out, opts.timeout, opts.pause)
     import nbclient
 
     for path in opts.notebooks:

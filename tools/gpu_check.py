@@ -10,9 +10,9 @@ The plan:
   collection (``tests`` and ``cookbook``): a ``skipif`` mark whose condition holds here and
   whose reason names a GPU, CUDA or NVSHMEM (``ffi_cookbook.testing.needs_cuda``,
   ``needs_nvshmem``, ``skipif(not torch.cuda.is_available(), ...)``, JAX's GPU check);
-- **notebooks**: every notebook of the site (each recipe's from its zip, as the site build
-  runs it, through tools/recipe_runs.py; the guide and concept pages in their folders,
-  through tools/gpu_notebooks.py), so that every page's stored GPU run comes from one commit;
+- **notebooks**: every notebook of the site, in its folder as the site build runs it
+  (tools/gpu_notebooks.py), so that every page's stored GPU run comes from one commit; the
+  recipe folders are built first, so that a notebook and a test never build one folder at once;
 - **benchmarks**: each section of tools/gpu_bench.py;
 - **compute-sanitizer**: the recipes' CUDA tests (the planned ones under ``cookbook/``, timing
   and recipe 19's planted bugs left out) once more under ``compute-sanitizer --tool memcheck``,
@@ -451,15 +451,23 @@ def junit_outcomes(junit: Path) -> dict[str, dict]:
     return outcomes
 
 
+def build_recipes() -> None:
+    """Every recipe folder built into its build/ (its README's commands), before the tests and
+    notebooks that use them start side by side: then neither builds a folder the other uses."""
+    sys.path.insert(0, str(ROOT))
+    from ffi_cookbook.build import cmake_build
+
+    for folder in sorted((ROOT / "cookbook").glob("[0-9][0-9]-*/CMakeLists.txt")):
+        cmake_build(folder.parent, verbose=False)
+
+
 def run_notebook(path: Path, build: Path, stamp: dict, pause=None) -> tuple[str, float, str | None]:
-    """One notebook: a recipe's from its zip (tools/recipe_runs.py), a page's in its folder.
-    ``pause`` (a recipe's only): called before its first cell that measures time."""
+    """One notebook, in its folder (tools/gpu_notebooks.py). ``pause``: called before its first
+    cell that measures time."""
     sys.path.insert(0, str(ROOT))
     import tools.gpu_notebooks as gn
 
-    if path.name == "notebook.md":
-        return gn.execute_recipe(path.parent.name, build, DATA, stamp, pause)
-    return gn.execute(path, DATA, stamp)
+    return gn.execute(path, DATA, stamp, pause)
 
 
 def paused_run(path: Path, build: Path, stamp: dict):
@@ -509,8 +517,10 @@ def run_on_gpu(p: dict, args) -> int:
     books = [ROOT / nb["path"] for nb in p["notebooks"]]
     timed = {ROOT / nb["path"] for nb in p["notebooks"] if nb["measures_time"]}
     parallel = [b for b in books if b not in timed]
-    # A recipe runs from its zip in a folder of its own: its first cells start now. A page
-    # builds into its folder with that folder's other pages: it runs whole, alone, after them.
+    build_recipes()
+    print(f"recipes built: {time.perf_counter() - start:.0f} s", flush=True)
+    # A recipe's notebook that measures time runs its first cells now. A page builds into its
+    # folder with that folder's other pages: it runs whole, alone, after them.
     paused = [paused_run(b, build, stamp) for b in books if b in timed and b.name == "notebook.md"]
     pages = [b for b in books if b in timed and b.name != "notebook.md"]
     results: dict[str, dict] = {}

@@ -4,9 +4,8 @@
 
 ``make gpu-check`` (tools/gpu_check.py) calls this module for every notebook of
 the site. The site's own build runs on a machine without a GPU, where GPU cells
-say that they did not run. Here a recipe's notebook runs as the site build runs
-it: from the recipe's zip, through tools/recipe_runs.py (the interpreter running
-this is the venv); a guide or concept page runs in its own folder. Each is
+say that they did not run. Here every notebook runs as the site build runs it:
+in its own folder, with the interpreter running this (the venv). Each is
 written as ``<name>.ipynb`` with every output and a stamp in the notebook
 metadata (``ffi_cookbook_gpu_run``): device, driver, CUDA, torch and
 apache-tvm-ffi versions, commit, date, wall time, and the error if a cell failed.
@@ -83,76 +82,27 @@ def scrub_paths(notebook) -> None:
                     output["data"][mime] = scrub(value)
 
 
-class Waited:
-    """``pause`` (a callable or None), counting the seconds spent in it."""
-
-    def __init__(self, pause) -> None:
-        self.pause, self.seconds = pause, 0.0
-
-    def __call__(self) -> None:
-        began = time.perf_counter()
-        self.pause()
-        self.seconds += time.perf_counter() - began
-
-
-def execute(path: Path, out: Path, stamp: dict) -> tuple[str, float, str | None]:
-    """A page's notebook, in its own folder (the cookbook's notebook runner, tools/execute_notebook.py)."""
+def execute(path: Path, out: Path, stamp: dict, pause=None) -> tuple[str, float, str | None]:
+    """A page's notebook, a recipe's included, in its own folder with this interpreter's packages
+    (on a GPU box: its CUDA torch and the carried wheels), by the cookbook's notebook runner
+    (tools/execute_notebook.py). ``pause``: called before its first cell that measures time;
+    its seconds are not the notebook's."""
     sys.path.insert(0, str(ROOT))
     from tools.execute_notebook import execute as run_cells
 
     notebook = jupytext.read(path)
-    start = time.perf_counter()
     error = None
     try:
-        run_cells(notebook, path.parent, timeout=600)
+        seconds = run_cells(notebook, path.parent, timeout=600, pause=pause)
     except nbclient.exceptions.CellExecutionError as err:  # keep the cells that ran
         error = scrub_text(ANSI.sub("", str(err)).strip().splitlines()[-1])[:500]
-    seconds = round(time.perf_counter() - start, 1)
+        seconds = 0.0
+    seconds = round(seconds, 1)
     scrub_paths(notebook)
     notebook.metadata["ffi_cookbook_gpu_run"] = dict(stamp, seconds=seconds, error=error)
     notebook.metadata.pop("jupytext", None)
     nbformat.write(notebook, out / f"{notebook_name(path)}.ipynb")
     return notebook_name(path), seconds, error
-
-
-def execute_recipe(name: str, build: Path, out: Path, stamp: dict, pause=None) -> tuple[str, float, str | None]:
-    """Recipe ``name``'s notebook, run from its zip as the site build runs it (tools/recipe_runs.py),
-    with this interpreter's packages (on a GPU box: its CUDA torch and the carried wheels).
-    ``pause``: called before its first cell that measures time; its seconds are not the notebook's."""
-    sys.path.insert(0, str(ROOT))
-    from ffi_cookbook import takeaway
-    from tools import recipe_runs
-    from tools.takeaway_venv import Venv
-
-    data = takeaway.zip_bytes(takeaway.recipe_files(name), name)
-    executed = build / "gpu-check" / recipe_runs.RUNS / f"{name}.executed.ipynb"
-    executed.unlink(missing_ok=True)
-    start = time.perf_counter()
-    error = None
-    waited = Waited(pause)
-    try:
-        recipe_runs.run_from_zip(name, data, build / "gpu-check", Venv(Path(sys.prefix), 0.0),
-                                 timeout=600, key="gpu-check", readme=False, pause=waited if pause else None)
-        notebook = nbformat.read(executed, as_version=4)
-    except AssertionError as err:  # a cell failed: recipe_runs reports the kernel's output
-        lines = [line for line in ANSI.sub("", str(err)).splitlines() if line.strip()]
-        error = scrub_text(next((line for line in reversed(lines) if "Error" in line), lines[-1]))[:500]
-        # the cells up to the failing one, its traceback included, when the notebook got that far
-        notebook = (nbformat.read(executed, as_version=4) if executed.is_file() else
-                    nbformat.reads(takeaway.recipe_files(name)["notebook.ipynb"].decode(), as_version=4))
-    seconds = round(time.perf_counter() - start - waited.seconds, 1)
-    scrub_paths(notebook)
-    notebook.metadata["ffi_cookbook_gpu_run"] = dict(stamp, seconds=seconds, error=error)
-    nbformat.write(notebook, out / f"{name}.ipynb")
-    return name, seconds, error
-
-
-def run_one(path: Path, out: Path, stamp: dict) -> tuple[str, float, str | None]:
-    """A recipe's notebook from its zip (:func:`execute_recipe`), a page's in its folder (:func:`execute`)."""
-    if path.name == "notebook.md" and path.parent.parent == ROOT / "cookbook":
-        build = Path(os.environ.get("FFI_COOKBOOK_BUILD_DIR", ROOT / "_build"))
-        return execute_recipe(path.parent.name, build, out, stamp)
-    return execute(path, out, stamp)
 
 
 def main() -> int:
@@ -167,7 +117,7 @@ def main() -> int:
     paths = [p.resolve() for p in args.notebooks]
     failed = 0
     with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
-        for name, seconds, error in pool.map(lambda p: run_one(p, args.out, stamp), paths):
+        for name, seconds, error in pool.map(lambda p: execute(p, args.out, stamp), paths):
             print(f"{name}: {seconds} s", "ok" if error is None else f"FAILED: {error}")
             failed += error is not None
     return 1 if failed else 0

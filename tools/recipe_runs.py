@@ -1,24 +1,21 @@
-"""One recipe's pipeline: its zip unzipped, its notebook executed, its README run, one record.
+"""One recipe's zip as a reader runs it: unzipped into an empty folder, its README's commands run.
 
-The site build (docs/_ext/parallel_notebooks.py) takes each recipe through it, from the zip
-the site offers, in the take-away venv (tools/takeaway_venv.py), as a reader who
-downloaded it would:
+`make test` takes every recipe through it (``--all``), in the take-away venv (tools/takeaway_venv.py,
+a fresh venv without ``ffi_cookbook``), as a reader who downloaded the recipe would:
 
 1. the zip is unzipped into an empty folder, ``<build>/recipe-runs/<name>``;
-2. ``notebook.ipynb`` is executed there by the cookbook's one notebook runner,
-   tools/execute_notebook.py (it configures and builds the recipe into
-   ``<name>/build``); the executed copy is ``<name>.executed.ipynb``, and the page
-   shows its outputs (its code cells are the page's, word for word);
-3. the README's ```bash block runs in the same folder: its ``cmake`` lines find the
-   notebook's build up to date, and its ``pytest`` writes ``<name>.junit.xml``;
-4. ``<name>.json`` records which zip and which venv ran, the seconds of each part,
-   what the GPU cells printed last and whether the README's commands passed.
+2. the README's ```bash block runs there: its ``cmake`` lines build ``<name>/build`` and its
+   ``pytest`` (the tests not marked timing) writes ``<name>.junit.xml``;
+3. ``<name>.json`` records which zip and which venv ran, the seconds, and whether the
+   README's commands passed (their output's tail when not).
 
-The zip test (tests/product/test_recipe_zips.py) asserts on that record when it is of today's
-zip and venv (:func:`record_for`), and otherwise takes the recipe through the same
-pipeline itself, in ``<build>/zip-tests``. ``make recipe R=10`` runs it for one recipe.
+The zip test (tests/product/test_recipe_zips.py) asserts on that record when it is of today's zip
+and venv (:func:`record_for`), and otherwise takes the recipe through the pipeline itself. The
+tests marked timing run afterwards in the same folders, one recipe at a time (``--timing``).
+The site executes each recipe's notebook in the recipe's own folder; it does not run zips.
 
-    python -m tools.recipe_runs 10 [--build _build]   (number or name; what `make recipe` runs)
+    python -m tools.recipe_runs --all [--workers 2]   (make test: every recipe not run today)
+    python -m tools.recipe_runs 10                      (one recipe; number or name)
 """
 
 from __future__ import annotations
@@ -33,18 +30,15 @@ import shlex
 import shutil
 import subprocess
 import sys
-import tempfile
 import time
 import zipfile
-from collections.abc import Callable
 from pathlib import Path
 
 from tools.takeaway_venv import Venv, inputs_key
 
 RUNS = "recipe-runs"
-RUNNER = Path(__file__).resolve().parent / "execute_notebook.py"
 #: Bumped when a record's fields change: a record of another version is not today's.
-VERSION = 2
+VERSION = 3
 
 def zip_digest(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
@@ -56,57 +50,6 @@ def readme_commands(readme: Path) -> str:
     if not match:
         raise ValueError(f"{readme}: no ```bash block with build commands")
     return match.group(1)
-
-
-def execute(folder: Path, venv: Venv, executed: Path | None = None, timeout: int = 1500,
-            pause: Callable[[], None] | None = None) -> tuple[list[str], float]:
-    """Execute ``folder/notebook.ipynb`` in ``venv`` (``executed``: where the executed copy goes),
-    with the cookbook's one notebook runner (tools/execute_notebook.py) as a script of that venv's
-    Python. Returns the last line each GPU cell printed and the seconds spent in ``pause``
-    (called before the first cell that measures time); fails with the cell's error."""
-    cmd = [venv.python, "-I", RUNNER, "notebook.ipynb", "--out", str(executed or "-"), "--timeout", str(timeout)]
-    if pause is None:
-        return json.loads(venv.run(cmd, cwd=folder).stdout.strip().splitlines()[-1]), 0.0
-    waited = 0.0
-    with tempfile.TemporaryFile("w+") as errors, subprocess.Popen(
-            [str(c) for c in cmd + ["--pause"]], cwd=folder, env=venv.env(), text=True,
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=errors) as child:
-        said = []
-        for line in child.stdout:  # up to "paused", or to the end when it stops before
-            if line.strip() == "paused":
-                began = time.perf_counter()
-                pause()
-                waited = time.perf_counter() - began
-                child.stdin.write("go\n")
-                break
-            said.append(line)
-        child.stdin.close()
-        said += child.stdout.readlines()
-        errors.seek(0)
-        assert child.wait() == 0, (f"{cmd} in {folder} failed ({child.returncode})\n"
-                                   f"stdout:\n{''.join(said)[-5000:]}\nstderr:\n{errors.read()[-5000:]}")
-    return json.loads(said[-1]), waited
-
-
-def build_seconds(executed: Path) -> float | None:
-    """Seconds of the notebook's cells that build the recipe (``cmake_build(``), from nbclient's
-    timestamps; None when no cell builds or a timestamp is missing."""
-    from datetime import datetime
-
-    seconds = 0.0
-    found = False
-    for cell in json.loads(executed.read_text())["cells"]:
-        if cell["cell_type"] != "code" or "cmake_build(" not in "".join(cell["source"]):
-            continue
-        stamps = cell.get("metadata", {}).get("execution", {})
-        try:
-            start = datetime.fromisoformat(stamps["iopub.execute_input"].replace("Z", "+00:00"))
-            end = datetime.fromisoformat(stamps["shell.execute_reply"].replace("Z", "+00:00"))
-        except (KeyError, ValueError):
-            return None
-        seconds += (end - start).total_seconds()
-        found = True
-    return round(seconds, 2) if found else None
 
 
 def pytest_env(folder: Path, venv: Venv, junit: Path, marks: str = "not timing") -> dict[str, str]:
@@ -159,34 +102,15 @@ def write_record(runs: Path, name: str, record: dict) -> None:
     tmp.replace(path)
 
 
-def run_from_zip(name: str, data: bytes, build: Path, venv: Venv, timeout: int = 1500,
-                 key: str | None = None, readme: bool = True, runs: str = RUNS,
-                 pause: Callable[[], None] | None = None) -> tuple[Path, dict]:
-    """Take recipe ``name``'s zip ``data`` through the pipeline in ``<build>/<runs>/<name>``.
-
-    Returns the executed notebook's path and the record written beside the folder
-    (``key``: the venv's :func:`~tools.takeaway_venv.inputs_key`, when the caller has it).
-    Fails when the notebook fails (then no record is left). With ``readme=False`` the
-    README waits for :func:`add_readme` (the notebooks that measure time): until then the
-    record is not today's (:func:`record_for`). ``pause``: see :func:`execute`; its seconds
-    are not the notebook's."""
+def run_from_zip(name: str, data: bytes, build: Path, venv: Venv, key: str | None = None,
+                 runs: str = RUNS) -> dict:
+    """Take recipe ``name``'s zip ``data`` through the pipeline in ``<build>/<runs>/<name>``; return
+    the record written beside the folder (``key``: the venv's
+    :func:`~tools.takeaway_venv.inputs_key`, when the caller has it)."""
     folder = unzip(name, data, build / runs)
-    executed = build / runs / f"{name}.executed.ipynb"
-    start = time.perf_counter()
-    gpu_cells, paused = execute(folder, venv, executed, timeout, pause)
-    record = {"version": VERSION, "zip": zip_digest(data), "venv": key or inputs_key(), "gpu_cells": gpu_cells,
-              "seconds": round(time.perf_counter() - start - paused, 2), "build_seconds": build_seconds(executed)}
-    if readme:
-        record["readme"] = run_readme(folder, venv, build / runs / f"{name}.junit.xml")
-    write_record(build / runs, name, record)
-    return executed, record
-
-
-def add_readme(name: str, build: Path, venv: Venv, runs: str = RUNS) -> dict:
-    """Run the README of a recipe whose notebook :func:`run_from_zip` ran with ``readme=False``."""
-    path = build / runs / f"{name}.json"
-    record = json.loads(path.read_text())
-    record["readme"] = run_readme(build / runs / name, venv, build / runs / f"{name}.junit.xml")
+    readme = run_readme(folder, venv, build / runs / f"{name}.junit.xml")
+    record = {"version": VERSION, "zip": zip_digest(data), "venv": key or inputs_key(),
+              "seconds": readme["seconds"], "readme": readme}
     write_record(build / runs, name, record)
     return record
 
@@ -206,7 +130,7 @@ def record_for(name: str, data: bytes, build: Path, key: str | None = None, runs
 
 
 def build_of_run(name: str, files: dict[str, bytes], build: Path, key: str | None = None) -> Path | None:
-    """The build folder the site build's run of recipe ``name`` left (``<folder>/build``), when
+    """The build folder `make test`'s run of recipe ``name`` left (``<folder>/build``), when
     that run was of the zip of ``files`` (the recipe as it is now: ``takeaway.recipe_files``) and
     the unzipped folder still holds them, byte for byte; else None.
 
@@ -244,7 +168,7 @@ def checkout_junit(junit: Path, name: str, out: Path) -> None:
 
 def run_timing_tests(build: Path, junit_dir: Path | None) -> int:
     """`make test`'s second pass: the tests marked timing, one recipe at a time with nothing else
-    running, each in the site build's run of its zip (built there, in the take-away venv), as
+    running, each in `make test`'s run of its zip (built there, in the take-away venv), as
     its README runs the others. A recipe without a run of today's zip is taken through the
     pipeline first. Their junit files go to ``junit_dir`` as ``pytest-timing-<name>.xml``."""
     from ffi_cookbook import catalog, takeaway
@@ -273,8 +197,7 @@ def default_build() -> Path:
     return Path(os.environ.get("FFI_COOKBOOK_BUILD_DIR") or Path(__file__).resolve().parents[1] / "_build").resolve()
 
 
-def run_recipe(name: str, build: Path | None = None, readme: bool = True, timeout: int = 1500,
-               runs: str = RUNS, key: str | None = None) -> tuple[Path, dict]:
+def run_recipe(name: str, build: Path | None = None, runs: str = RUNS, key: str | None = None) -> dict:
     """Recipe ``name``'s zip, as the checkout holds it now, through the pipeline in the take-away
     venv of ``build`` (:func:`default_build`); see :func:`run_from_zip` (``key`` as there)."""
     from ffi_cookbook import takeaway
@@ -282,8 +205,45 @@ def run_recipe(name: str, build: Path | None = None, readme: bool = True, timeou
 
     build = build or default_build()
     data = takeaway.zip_bytes(takeaway.recipe_files(name), name)
-    return run_from_zip(name, data, build, venv_at(build / "takeaway-venv"), timeout, key=key, readme=readme,
-                        runs=runs)
+    return run_from_zip(name, data, build, venv_at(build / "takeaway-venv"), key=key, runs=runs)
+
+
+def run_all(build: Path, workers: int) -> int:
+    """Every recipe without a record of today's zip and venv through the pipeline, ``workers`` at
+    a time, longest first (by its last record); 1 when a README failed."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from ffi_cookbook import catalog, takeaway
+    from tools.takeaway_venv import venv_at
+
+    venv, key = venv_at(build / "takeaway-venv"), inputs_key()
+
+    def last_seconds(name: str) -> float:
+        try:
+            return json.loads((build / RUNS / f"{name}.json").read_text())["seconds"]
+        except (OSError, ValueError, KeyError):
+            return 0.0
+
+    todo = []
+    for r in catalog.recipes():
+        data = takeaway.zip_bytes(takeaway.recipe_files(r.name), r.name)
+        if record_for(r.name, data, build, key) is None:
+            todo.append((r.name, data))
+    todo.sort(key=lambda item: -last_seconds(item[0]))
+    print(f"recipe zips to run: {len(todo)} ({len(catalog.recipes()) - len(todo)} ran today's zip already)", flush=True)
+
+    def one(item) -> dict:
+        return run_from_zip(item[0], item[1], build, venv, key)
+
+    failed = 0
+    with ThreadPoolExecutor(max(1, workers)) as pool:
+        for (name, _), record in zip(todo, pool.map(one, todo)):
+            readme = record["readme"]
+            print(f"{name}: README {readme['seconds']:.0f} s, {'passed' if readme['ok'] else 'FAILED'}", flush=True)
+            if not readme["ok"]:
+                print(readme["output"], file=sys.stderr, flush=True)
+                failed += 1
+    return 1 if failed else 0
 
 
 def recipe_name(number_or_name: str) -> str:
@@ -338,20 +298,14 @@ def plan(number_or_name: str, build: Path, stamp: Path, root: Path | None = None
     if not fresh and not os.environ.get("FFI_COOKBOOK_TAKEAWAY_VENV"):  # that one is used as it is
         steps.append(f"make the take-away venv the recipes run in, {build / 'takeaway-venv'} "
                      f"({_minutes(STEP_SECONDS['takeaway-venv'])}, in the background beside the above)")
-    stale = not fresh and not os.environ.get("FFI_COOKBOOK_TAKEAWAY_VENV")
     if not (build / "html" / "index.html").is_file() or not (build / "doctrees" / "environment.pickle").is_file():
         steps.append(f"build the whole site once, executing every page's notebook ({_minutes(STEP_SECONDS['site'])} "
                      "on 2 cores: no site is built yet; later runs read only the pages whose files changed)")
         seconds += STEP_SECONDS["site"]
-    elif stale and ready.is_file():
-        steps.append(f"build the site again, running every recipe's zip again ({_minutes(STEP_SECONDS['site'])}): "
-                     "they ran in a take-away venv made from other inputs (a recipe asks for a "
-                     "requirement no other recipe names, or the pins changed)")
-        seconds += STEP_SECONDS["site"]
     else:
         steps.append("build the site again: only the pages whose files changed (seconds, unless they run notebooks)")
-    steps.append(f"run {name}'s part of make test ({_minutes(STEP_SECONDS['recipe'])}): its zip through the "
-                 "pipeline when a file of it changed (notebook, README, tests), the snippets, its tests and "
+    steps.append(f"run {name}'s part of make test ({_minutes(STEP_SECONDS['recipe'])}): its zip's README when a "
+                 "file of it changed, its notebook when the site build finds it changed, the snippets, its tests and "
                  "its page's site tests, the fuzz of its libraries")
     seconds += STEP_SECONDS["recipe"]
     steps.append(f"in all about {_minutes(seconds)[1:]}")
@@ -361,6 +315,8 @@ def plan(number_or_name: str, build: Path, stamp: Path, root: Path | None = None
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tools.recipe_runs", description=__doc__.split("\n\n")[0])
     parser.add_argument("recipe", nargs="?", help="number or name, e.g. 10 or 10-rmsnorm")
+    parser.add_argument("--all", action="store_true", help="every recipe whose zip did not run today (make test)")
+    parser.add_argument("--workers", type=int, default=2, help="with --all: recipes run at once")
     parser.add_argument("--timing", action="store_true",
                         help="run every recipe's tests marked timing, one recipe at a time (make test's second pass)")
     parser.add_argument("--junit-dir", type=Path, help="with --timing: where their junit files go")
@@ -371,14 +327,16 @@ def main(argv: list[str] | None = None) -> int:
                         help="with --plan: the file make touches when the project venv is installed")
     parser.add_argument("--build", type=Path, default=default_build())
     parser.add_argument("--libraries", action="store_true",
-                        help="print `--library PATH` for each library the site's run of the recipe built "
+                        help="print `--library PATH` for each library the run of the recipe's zip built "
                              "(what `make recipe` fuzzes)")
     opts = parser.parse_args(argv)
 
     if opts.timing:
         return run_timing_tests(opts.build.resolve(), opts.junit_dir)
+    if opts.all:
+        return run_all(opts.build.resolve(), opts.workers)
     if opts.recipe is None:
-        parser.error("name a recipe, or --timing")
+        parser.error("name a recipe, or --all, or --timing")
     if opts.plan:
         name, steps = plan(opts.recipe, opts.build.resolve(), opts.stamp)
         print(f"make recipe R={opts.recipe} ({name}) will:")
@@ -400,12 +358,10 @@ def main(argv: list[str] | None = None) -> int:
     if record is not None:
         print(f"{name}: this zip already ran (its record, {build / RUNS / name}.json, is of today's zip and venv)")
     else:
-        print(f"{name}: unzip, execute the notebook, run the README in {build / RUNS / name} ...", flush=True)
-        _, record = run_recipe(name, build, key=key)
+        print(f"{name}: unzip, run the README in {build / RUNS / name} ...", flush=True)
+        record = run_recipe(name, build, key=key)
     readme = record["readme"]
-    print(f"{name}: notebook {record['seconds']:.0f} s (build {record.get('build_seconds') or 0:.0f} s), "
-          f"README {readme['seconds']:.0f} s, {'passed' if readme['ok'] else 'FAILED'}; "
-          f"GPU cells said: {record['gpu_cells']}")
+    print(f"{name}: README {readme['seconds']:.0f} s, {'passed' if readme['ok'] else 'FAILED'}")
     if not readme["ok"]:
         print(readme["output"], file=sys.stderr)
     return 0 if readme["ok"] else 1

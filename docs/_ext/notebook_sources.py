@@ -8,12 +8,8 @@ notebook's cache record and marks the page outdated, so the page is executed
 again. The settings the build gives its kernels (the IPython profile that
 parallel_notebooks writes) are part of every hash: a change to them, such as
 the traceback mode, shows on every page only if every page runs again. Hashes
-are kept beside myst-nb's cache.
-
-A recipe's notebook runs from the recipe's zip in the take-away venv
-(docs/_ext/parallel_notebooks.py), so its hash also covers the zip (the helper
-headers and vendored helpers it carries) and what the venv is made from; and
-the page runs again when that run's record (tools/recipe_runs.py) is missing.
+are kept beside myst-nb's cache. A recipe's ``include`` link to the helper headers is
+followed, so a header change runs the pages that compile it again.
 """
 
 from __future__ import annotations
@@ -29,7 +25,8 @@ SKIP_DIRS = {"build", "_build", "__pycache__", ".ipynb_checkpoints", "harness"}
 
 def folder_digest(folder: Path) -> str:
     digest = hashlib.sha256()
-    for top, dirs, files in os.walk(folder):  # top-down, so pruning `dirs` takes effect
+    # top-down, so pruning `dirs` takes effect; links followed (a recipe's include/)
+    for top, dirs, files in os.walk(folder, followlinks=True):
         dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS)
         for name in sorted(files):
             path = Path(top) / name
@@ -59,41 +56,16 @@ def _notebooks(srcdir: Path):
                 yield path
 
 
-def takeaway_digests(notebooks: list[Path], srcdir: Path, build: Path) -> tuple[dict, set]:
-    """For each recipe notebook: the digest of its zip and of the take-away venv's inputs;
-    and the recipe notebooks without a record of running that zip (see tools/recipe_runs.py)."""
-    from ffi_cookbook import takeaway
-    from parallel_notebooks import recipe_of
-    from tools import recipe_runs
-    from tools.takeaway_venv import inputs_key
-
-    key = None
-    digests, unrecorded = {}, set()
-    for nb in notebooks:
-        name = recipe_of(nb.relative_to(srcdir).with_suffix("").as_posix())
-        if name is None:
-            continue
-        key = key or inputs_key()
-        data = takeaway.zip_bytes(takeaway.recipe_files(name), name)
-        digests[nb] = f"{recipe_runs.zip_digest(data)} {key}"
-        if recipe_runs.record_for(name, data, build, key) is None:
-            unrecorded.add(nb)
-    return digests, unrecorded
-
-
 def _drop_stale(app) -> None:
     from jupyter_cache import get_cache
-    from parallel_notebooks import build_dir
 
     cache_dir = Path(app.config.nb_execution_cache_path)
     stamp = cache_dir / "source-digests.json"
     old = json.loads(stamp.read_text()) if stamp.is_file() else {}
     settings = kernel_settings_digest()
     notebooks = list(_notebooks(Path(app.srcdir)))
-    takeaway, unrecorded = takeaway_digests(notebooks, Path(app.srcdir), build_dir(app))
-    new = {str(nb): f"{folder_digest(nb.parent)} {settings}" + (f" {takeaway[nb]}" if nb in takeaway else "")
-           for nb in notebooks}
-    stale = {uri for uri, digest in new.items() if old.get(uri) != digest} | {str(nb) for nb in unrecorded}
+    new = {str(nb): f"{folder_digest(nb.parent)} {settings}" for nb in notebooks}
+    stale = {uri for uri, digest in new.items() if old.get(uri) != digest}
     if stale and cache_dir.is_dir():
         cache = get_cache(cache_dir)
         for record in cache.list_cache_records():

@@ -1,16 +1,8 @@
 """Build a recipe folder with CMake, the same two commands its README shows.
 
-Builds happen out of tree, so that a recipe folder in a checkout stays exactly
-as tracked and can be copied at any time. :func:`build_dir_for` is the rule:
-
-- a folder of the cookbook checkout builds in
-  ``<build root>/cmake/<folder relative to the checkout>``, where the build root
-  is ``$FFI_COOKBOOK_BUILD_DIR`` or ``<checkout>/_build``;
-- any other folder (a downloaded recipe, a copy in a temporary folder) builds
-  in ``<folder>/build``, as its README says.
-
-This file uses the standard library only: a downloaded recipe carries a copy
-of it as ``cookbook_build.py``.
+A folder builds into its own ``build/`` (ignored by git), as a recipe's README says;
+:func:`build_dir_for` is the rule. This is the checkout's tooling (tests, the fuzz, the
+sanitizer run): no recipe imports it. Standard library only.
 """
 
 from __future__ import annotations
@@ -41,10 +33,22 @@ def build_root(checkout: Path) -> Path:
     return Path(os.environ.get(BUILD_DIR_ENV) or checkout / "_build").resolve()
 
 
+#: Set by the sanitizer run (tests/sanitize): checkout folders build under it, by their path,
+#: so that its instrumented builds never replace the ones in their own build/.
+BUILDS_ELSEWHERE_ENV = "FFI_COOKBOOK_CMAKE_BUILDS"
+
+
 def build_dir_for(folder: str | Path) -> Path:
     """The build folder of the CMake project in ``folder``: ``<folder>/build``, as its README says
-    (``build/`` is ignored by git, so the folder stays as tracked)."""
-    return Path(folder).resolve() / "build"
+    (``build/`` is ignored by git, so the folder stays as tracked); under
+    ``$FFI_COOKBOOK_CMAKE_BUILDS`` by its path in the checkout when that is set (a copy under the
+    build root still builds in its own build/)."""
+    folder = Path(folder).resolve()
+    elsewhere = os.environ.get(BUILDS_ELSEWHERE_ENV)
+    checkout = checkout_root(folder)
+    if elsewhere and checkout is not None and not folder.is_relative_to(build_root(checkout)):
+        return Path(elsewhere).resolve() / folder.relative_to(checkout)
+    return folder / "build"
 
 
 def include_dir_for(folder: str | Path) -> Path:

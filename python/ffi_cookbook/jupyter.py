@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import posixpath
 import re
-from collections.abc import Callable
 from pathlib import Path
 
 from ffi_cookbook.catalog import RecipeError
@@ -142,11 +141,9 @@ def _with_where_to_run(first_cell: str, name: str) -> str:
     return f"{title}\n\n{note}\n{rest.lstrip(chr(10))}"
 
 
-def notebook_ipynb(notebook_md: Path, rewrite_code: Callable[[str, str], str] | None = None) -> bytes:
-    """A MyST text notebook as a plain ``.ipynb`` that runs in a self-contained folder.
-
-    ``rewrite_code(source, where)``, when given, rewrites each code cell (the take-away
-    folder points the cells' helper imports at its vendored copies)."""
+def notebook_ipynb(notebook_md: Path) -> bytes:
+    """A MyST text notebook as a plain ``.ipynb`` that runs in a self-contained folder: its
+    code cells as they are, its Markdown made plain."""
     import jupytext  # only the notebook conversion needs it
 
     nb = jupytext.read(notebook_md)
@@ -159,7 +156,7 @@ def notebook_ipynb(notebook_md: Path, rewrite_code: Callable[[str, str], str] | 
             if index == 0:
                 source = _with_where_to_run(source, notebook_md.parent.name)
         elif cell.cell_type == "code":
-            source = rewrite_code(cell.source, f"{where}, code cell {index}") if rewrite_code else cell.source
+            source = cell.source
         else:
             source = cell.source
         entry = {"cell_type": cell.cell_type, "id": f"cell-{index}",

@@ -19,7 +19,7 @@ import re
 from pathlib import Path
 
 from ffi_cookbook.catalog import VARIANT_SUFFIXES, Recipe, RecipeError, recipe
-from ffi_cookbook.takeaway import helper_headers, rewrite_imports, vendored_helpers, write_files
+from ffi_cookbook.takeaway import helper_headers, write_files
 
 TEMPLATE = Path(__file__).resolve().parent / "templates" / "newlib"
 BEGIN, END = "# [cookbook_kernels.begin]", "# [cookbook_kernels.end]"
@@ -53,7 +53,6 @@ def library_files(name: str) -> dict[str, bytes]:
         text = path.read_text().replace("@name@", name).replace("@NAME@", name.upper())
         files[rel] = text.encode()
     files.update(helper_headers(files))
-    files.update({f"tests/{n}": data for n, data in vendored_helpers().items()})
     return dict(sorted(files.items()))
 
 
@@ -147,10 +146,8 @@ def cannot_add(r: Recipe) -> str | None:
 def library_test(text: str, package: str, where: str) -> str:
     """A recipe test rewritten for the library: it loads ``<package>.library_path()``.
 
-    Every ``<path> / "libX.so"`` becomes ``<package>.library_path()`` and the
-    cookbook helpers come from the vendored ``cookbook_testing``.
+    Every ``<path> / "libX.so"`` becomes ``<package>.library_path()``; nothing else changes.
     """
-    text = rewrite_imports(text, where)
     tree = ast.parse(text)
     references = _lib_references(tree)
     paths = [n for n in ast.walk(tree) if isinstance(n, ast.BinOp) and isinstance(n.op, ast.Div)
@@ -213,7 +210,6 @@ def plan_add(name: str, folder: str | Path) -> tuple[dict[str, bytes], dict[str,
     for test in sorted(r.folder.glob("test_*.py")):
         new[f"tests/{test.name}"] = library_test(test.read_text(), package, f"{r.name}/{test.name}").encode()
     shared = dict(helper_headers(kernels))
-    shared.update({f"tests/{n}": data for n, data in vendored_helpers().items()})
 
     problems = [f"{rel} exists" for rel in new if (folder / rel).exists()]
     if (folder / "kernels" / r.name).exists():

@@ -1,13 +1,12 @@
 """A recipe as a folder a reader can take away: made self-contained, written out or zipped.
 
-A self-contained recipe folder needs nothing from this package: it holds the
-recipe's sources, CMakeLists.txt, tests, README.md and requirements.txt, exactly
-the helper headers its sources include (under ``include/ffi_cookbook/``), the
-Python helpers its tests and notebook import, if any (vendored as ``cookbook_build.py``
-and ``cookbook_testing.py``) and ``notebook.ipynb``, converted from the MyST notebook
-(:mod:`ffi_cookbook.jupyter`) so that Jupyter shows plain Markdown. The comment lines
-that mark the regions the site's pages show (``// [name.begin]``) are left out: a
-reader copies the files as they are.
+A self-contained recipe folder is the recipe folder as tracked (its sources,
+CMakeLists.txt, tests, README.md and requirements.txt; no recipe imports this package),
+plus exactly the helper headers its sources include (under ``include/ffi_cookbook/``,
+where the checkout has a link to the shared folder) and ``notebook.ipynb``, converted
+from the MyST notebook (:mod:`ffi_cookbook.jupyter`) so that Jupyter shows plain
+Markdown. Nothing is rewritten; only the comment lines that mark the regions the
+site's pages show (``// [name.begin]``) are left out.
 
 Output is deterministic: the same sources give byte-identical folders and zips.
 """
@@ -24,46 +23,21 @@ from pathlib import Path
 from ffi_cookbook.catalog import RecipeError, helper_include_dir, recipe, source_files
 from ffi_cookbook.jupyter import notebook_ipynb
 
-__all__ = ["recipe_files", "folder_files", "rewrite_imports", "helper_headers", "vendored_helpers",
-           "strip_markers", "write_files", "write_recipe", "zip_bytes", "write_zip"]
-
-_PACKAGE_DIR = Path(__file__).resolve().parent
+__all__ = ["recipe_files", "folder_files", "helper_headers", "strip_markers", "write_files", "write_recipe",
+           "zip_bytes", "write_zip"]
 
 C_SUFFIXES = {".c", ".cc", ".cpp", ".cu", ".cuh", ".h", ".hpp"}
 HELPER_INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*[<"](ffi_cookbook/[\w./-]+)[>"]', re.M)
-#: The only imports of this package a recipe may use, and what they become.
-IMPORT_REWRITES = {
-    "from ffi_cookbook.build import": "from cookbook_build import",
-    "from ffi_cookbook.testing import": "from cookbook_testing import",
-}
-VENDORED = {"cookbook_build.py": "build.py", "cookbook_testing.py": "testing.py"}
 #: A comment line that only marks a region a page shows: ``# [name.begin]``, ``// [name.end]``.
 DOC_MARKER = re.compile(r"^[ \t]*(?:#|//|/\*|<!--)[ \t]*\[[\w.-]+\.(?:begin|end)\][ \t]*(?:\*/|-->)?[ \t]*(?:\n|$)",
                         re.M)
 #: Files whose marker lines are left out of a self-contained folder.
 TEXT_SUFFIXES = C_SUFFIXES | {".py", ".txt", ".toml", ".cmake", ".cfg", ".in", ".sh"}
-_VENDORED_IMPORT = re.compile(r"^[ \t]*(?:from|import)[ \t]+(cookbook_build|cookbook_testing)\b", re.M)
-_OTHER_IMPORT = re.compile(r"^[ \t]*(?:from|import)[ \t]+ffi_cookbook\b.*$", re.M)
 #: Zip entries carry this time stamp, so that a zip depends only on its contents.
 ZIP_DATE = (1980, 1, 1, 0, 0, 0)
 
 
 # -- the files of a self-contained folder ----------------------------------------
-
-def rewrite_imports(text: str, where: str) -> str:
-    """Point ``ffi_cookbook.build``/``.testing`` imports at the vendored copies.
-
-    Raises RecipeError for any other import of ffi_cookbook: a self-contained
-    folder does not have the package.
-    """
-    for old, new in IMPORT_REWRITES.items():
-        text = text.replace(old, new)
-    other = _OTHER_IMPORT.search(text)
-    if other:
-        raise RecipeError(f"{where}: '{other.group(0).strip()}' needs the ffi_cookbook package; "
-                          "recipes may import only ffi_cookbook.build and ffi_cookbook.testing")
-    return text
-
 
 def helper_headers(sources: dict[str, bytes]) -> dict[str, bytes]:
     """The helper headers ``sources`` include, directly or through each other.
@@ -85,19 +59,6 @@ def helper_headers(sources: dict[str, bytes]) -> dict[str, bytes]:
     return dict(sorted(found.items()))
 
 
-def vendored_helpers(needed: set[str] | None = None) -> dict[str, bytes]:
-    """``cookbook_build.py`` and ``cookbook_testing.py``: this package's two stdlib-only helpers.
-
-    With ``needed`` (module names, e.g. ``{"cookbook_build"}``), only those; the
-    testing helper imports the build helper, so it brings it along.
-    """
-    if needed is not None and "cookbook_testing" in needed:
-        needed = needed | {"cookbook_build"}
-    return {name: rewrite_imports((_PACKAGE_DIR / source).read_text(), name).encode()
-            for name, source in VENDORED.items()
-            if needed is None or name.removesuffix(".py") in needed}
-
-
 def strip_markers(name: str, data: bytes) -> bytes:
     """``data`` without the comment lines that mark regions for the site's pages."""
     if Path(name).suffix not in TEXT_SUFFIXES and Path(name).name != "CMakeLists.txt":
@@ -109,33 +70,17 @@ def strip_markers(name: str, data: bytes) -> bytes:
     return DOC_MARKER.sub("", text).encode()
 
 
-def vendored_imports(files: dict[str, bytes], notebook: str = "") -> set[str]:
-    """The vendored helper modules (``cookbook_build``, ``cookbook_testing``) that
-    ``files``' Python sources or ``notebook``'s cells import."""
-    texts = [data.decode() for name, data in files.items() if name.endswith(".py")] + [notebook]
-    return {m for text in texts for m in _VENDORED_IMPORT.findall(text)}
-
-
-def folder_files(folder: Path, skip: tuple = (), notebook: str | None = None) -> dict[str, bytes]:
-    """A folder's sources made self-contained: relative path -> bytes, sorted.
-
-    Python files get their ffi_cookbook imports rewritten and region markers are
-    left out; the helper headers the C/C++ sources include are added, and the
-    vendored Python helpers that its Python files (or ``notebook``'s code, when
-    given) import. Without ``notebook`` both helpers are added.
-    """
+def folder_files(folder: Path, skip: tuple = ()) -> dict[str, bytes]:
+    """A folder's files as tracked, region markers left out, plus the helper headers its C/C++
+    sources include: relative path -> bytes, sorted. (A link, such as a recipe's ``include``
+    to the shared headers, is not followed: the headers it needs are added instead.)"""
     files: dict[str, bytes] = {}
     for path in source_files(folder):
         rel = path.relative_to(folder).as_posix()
-        if rel in skip:
-            continue
-        data = path.read_bytes()
-        if path.suffix == ".py":
-            data = rewrite_imports(data.decode(), rel).encode()
-        files[rel] = strip_markers(rel, data)
-    clash = set(files) & (set(VENDORED) | {"include"})
-    if clash:
-        raise RecipeError(f"{folder}: {sorted(clash)} would be overwritten by the vendored helpers")
+        if rel not in skip:
+            files[rel] = strip_markers(rel, path.read_bytes())
+    if any(rel == "include" or rel.startswith("include/") for rel in files):
+        raise RecipeError(f"{folder}: include/ holds the helper headers, which are added, not tracked")
     # A project folder inside the recipe (a wheel's template/) gets the headers its own
     # sources include in its own include/; the recipe's sources, in the top one.
     projects = sorted({rel.split("/", 1)[0] for rel in files if "/" in rel and rel.endswith("/CMakeLists.txt")
@@ -144,7 +89,6 @@ def folder_files(folder: Path, skip: tuple = (), notebook: str | None = None) ->
         inside = {rel: data for rel, data in files.items() if rel.startswith(top)
                   and not any(rel.startswith(p + "/") for p in projects if top == "")}
         files.update({top + rel: data for rel, data in helper_headers(inside).items()})
-    files.update(vendored_helpers(None if notebook is None else vendored_imports(files, notebook)))
     return dict(sorted(files.items()))
 
 
@@ -156,10 +100,8 @@ def recipe_files(name: str) -> dict[str, bytes]:
             raise RecipeError(f"recipe {r.name} has no {needed}")
     # A recipe may have more pages (a deep dive beside notebook.md): each becomes an .ipynb too.
     pages = [p.name for p in sorted(r.folder.glob("*.md")) if "kernelspec:" in p.read_text()[:600]]
-    notebooks = {page: notebook_ipynb(r.folder / page, rewrite_imports) for page in pages}
-    code = "\n".join("".join(c["source"]) for nb in notebooks.values()
-                     for c in json.loads(nb)["cells"] if c["cell_type"] == "code")
-    files = folder_files(r.folder, skip=tuple(pages), notebook=code)
+    notebooks = {page: notebook_ipynb(r.folder / page) for page in pages}
+    files = folder_files(r.folder, skip=tuple(pages))
     for page, notebook in notebooks.items():
         files[page.removesuffix(".md") + ".ipynb"] = notebook
     return dict(sorted(files.items()))

@@ -17,11 +17,11 @@ def default_libraries() -> list[Path]:
     """The recipe library (not in the sanitizer run), each recipe folder's own libraries,
     and those of the other CMake projects the site or the tests build (projects()).
 
-    A recipe's are those the site build made when it ran the recipe's zip, if that zip
-    holds the recipe as it is now (tools/recipe_runs.build_of_run): the same sources and
-    commands, so building the checkout's folder again would compile the same objects.
-    Otherwise (no site built, a file changed since, a sanitizer run's build root) the
-    checkout's folder is built."""
+    A recipe's are those `make test` built when it ran the recipe's zip, if that zip holds the
+    recipe as it is now (tools/recipe_runs.build_of_run): the same sources and commands, so
+    building the checkout's folder again would compile the same objects. In the sanitizer
+    run, those of its sanitized copy of the recipe (tests/sanitize). Otherwise the checkout's
+    folder is built."""
     import ffi_cookbook
     from ffi_cookbook import takeaway
     from ffi_cookbook.build import build_root, cmake_build
@@ -30,12 +30,15 @@ def default_libraries() -> list[Path]:
 
     libraries = [] if sanitized_run() else [ffi_cookbook.library_path()]
     root = build_root(ROOT)
-    key = inputs_key() if (root / RUNS).is_dir() else None  # the venv of today's runs
+    key = inputs_key() if (root / RUNS).is_dir() and not sanitized_run() else None  # today's runs' venv
     for folder in projects():
         name = folder.name
-        build = key and folder.parent == ROOT / "cookbook" and build_of_run(
-            name, takeaway.recipe_files(name), root, key)
-        build = build or cmake_build(folder, verbose=False)
+        recipe = folder.parent == ROOT / "cookbook"
+        if recipe and sanitized_run():
+            build = cmake_build(root / "cookbook" / name, verbose=False)  # tests/sanitize built it
+        else:
+            build = key and recipe and build_of_run(name, takeaway.recipe_files(name), root, key)
+            build = build or cmake_build(folder, verbose=False)
         libraries += [p for p in sorted(build.glob("lib*.so")) if exports(p)]
     libraries += [p for p in sorted(cmake_build(new_library_copy(), verbose=False).glob("lib*.so"))
                   if exports(p)]

@@ -1,14 +1,16 @@
-"""Every recipe leaves the site as a zip that builds, passes its test and runs its notebook alone.
+"""Every recipe leaves the site as a zip that builds and passes its tests alone.
 
 The zip is the one the built site offers (``<build>/html/downloads``) when the
 site was built, else the generator's (``ffi_cookbook.takeaway``, which the site
-uses too). The recipe pipeline (tools/recipe_runs.py) unzips it into an empty
-folder, executes ``notebook.ipynb`` there and runs the README's ```bash block in
-one fresh venv without ``ffi_cookbook`` (tools/takeaway_venv.py). The site build
-takes every recipe through it (``<build>/recipe-runs/<name>``); the slow test here
-asserts on that run's record when it is of this very zip and such a venv, and takes
-the zip through the pipeline itself (``<build>/zip-tests/<name>``) when it is not.
-The quick tests check what the zips hold; the site test checks the download links.
+uses too): the recipe folder as tracked, its notebook as ``.ipynb`` and the helper
+headers its sources include, nothing rewritten. The recipe pipeline
+(tools/recipe_runs.py) unzips it into an empty folder and runs the README's ```bash
+block there in one fresh venv without ``ffi_cookbook`` (tools/takeaway_venv.py).
+`make test` takes every recipe through it first (``<build>/recipe-runs/<name>``); the
+slow test here asserts on that run's record when it is of this very zip and such a
+venv, and takes the zip through the pipeline itself (``<build>/zip-tests/<name>``)
+when it is not. The site executes each notebook in the recipe's own folder, whose
+files are the zip's. The quick tests check what the zips hold.
 """
 
 from __future__ import annotations
@@ -121,9 +123,8 @@ def test_requirements_are_what_the_recipe_imports(name):
                 imported |= {a.name.split(".")[0] for a in node.names}
             elif isinstance(node, ast.ImportFrom) and node.level == 0:
                 imported.add(node.module.split(".")[0])
-    ours = {"ffi_cookbook", "cookbook_build", "cookbook_testing"}  # vendored into the zip
-    third_party = {DISTRIBUTION.get(m, m) for m in imported
-                   if m not in sys.stdlib_module_names and m not in local and m not in ours}
+    assert "ffi_cookbook" not in imported, "a recipe imports nothing of the cookbook's package"
+    third_party = {DISTRIBUTION.get(m, m) for m in imported if m not in sys.stdlib_module_names and m not in local}
     lines = (folder / "requirements.txt").read_text().splitlines()
     required = {re.split(r"[=<>!~ ;\[]", line, maxsplit=1)[0] for line in lines if line and not line.startswith("#")}
     # Tools the recipe runs rather than imports (ninja, auditwheel...) it declares in its
@@ -161,20 +162,12 @@ def test_site_offers_every_download():
         assert {f"{folder}-code/include/{h}" for h in included} <= set(names), folder
 
 
-def test_site_ran_every_recipe_notebook_from_its_zip():
-    """The built site shows, for every recipe, the run of the zip it offers (tools/recipe_runs.py)."""
-    if not (BUILD / "html" / "index.html").is_file():
-        pytest.skip("the site is not built (make docs)")
-    not_run = [name for name in RECIPE_NAMES if recipe_runs.record_for(name, zip_for(name), BUILD) is None]
-    assert not not_run, f"no record of the site build running these zips' notebooks (make docs; its log says why): {not_run}"
-
-
 def test_a_record_is_of_one_zip_and_one_venv(tmp_path):
     data = zip_for("01-add-one")
     runs = tmp_path / recipe_runs.RUNS
     runs.mkdir()
     record = {"version": recipe_runs.VERSION, "zip": recipe_runs.zip_digest(data), "venv": recipe_runs.inputs_key(),
-              "gpu_cells": ["no GPU"], "readme": {"ok": True}}
+              "seconds": 1.0, "readme": {"ok": True}}
     (runs / "01-add-one.json").write_text(json.dumps(record))
     assert recipe_runs.record_for("01-add-one", data, tmp_path) == record
     assert recipe_runs.record_for("01-add-one", data + b"changed", tmp_path) is None
@@ -182,13 +175,10 @@ def test_a_record_is_of_one_zip_and_one_venv(tmp_path):
     for other in ({**record, "venv": "another"}, {**record, "version": recipe_runs.VERSION - 1}):
         (runs / "01-add-one.json").write_text(json.dumps(other))
         assert recipe_runs.record_for("01-add-one", data, tmp_path) is None
-    del record["readme"]  # the notebook ran alone, its README not yet (recipe_runs.add_readme)
-    (runs / "01-add-one.json").write_text(json.dumps(record))
-    assert recipe_runs.record_for("01-add-one", data, tmp_path) is None
 
 
 def test_a_run_s_build_serves_only_today_s_files(tmp_path):
-    """tools/recipe_runs.build_of_run: the fuzz, the threads and the RPATH scan load a site run's
+    """tools/recipe_runs.build_of_run: the fuzz, the threads and the RPATH scan load a zip run's
     build instead of building the checkout's folder, only while it is of today's files."""
     name, key = "01-add-one", "venv key"
     files = takeaway.recipe_files(name)
@@ -237,8 +227,8 @@ def test_page_code_zip_builds_alone(folder, takeaway_venv, tmp_path):
 def recipe_junit(request, name: str) -> Path | None:
     """When this run writes a junit file (``make test``), where a copy of the recipe's own goes.
 
-    ``make test`` runs each recipe's tests only through the pipeline (its first pass leaves
-    cookbook/ out, and the site build's run serves here), so tools/bench_loop.py counts and
+    ``make test`` runs each recipe's tests only through the pipeline (its pytest pass leaves
+    cookbook/ out, and the run of recipe-zips serves here), so tools/bench_loop.py counts and
     times them from these copies."""
     ours = request.config.getoption("xmlpath", None)
     if not ours:
@@ -264,34 +254,30 @@ def name_recipe_tests(junit: Path, folder: Path, out: Path | None) -> None:
 
 
 @pytest.mark.parametrize("name", RECIPE_NAMES)
-def test_zip_builds_passes_and_runs_its_notebook_alone(name, takeaway_venv, request):
+def test_zip_builds_and_passes_its_tests_alone(name, takeaway_venv, request):
     data = zip_for(name)
-    runs, how = recipe_runs.RUNS, "by the site build"
+    runs, how = recipe_runs.RUNS, "by make test's recipe-zips"
     record = recipe_runs.record_for(name, data, BUILD)
-    if record is None:  # no site build ran this zip in today's venv: take it through the pipeline here
-        # In the build root, as deep as the site's runs: under make, ccache hashes the paths there
+    if record is None:  # this zip did not run in today's venv: take it through the pipeline here
+        # In the build root, as deep as recipe-zips' runs: under make, ccache hashes the paths there
         # relative to the build folder, so this build reuses the objects of an earlier run.
         runs, how = ZIP_TESTS, "here"
-        _, record = recipe_runs.run_from_zip(name, data, BUILD, takeaway_venv, runs=ZIP_TESTS)
+        record = recipe_runs.run_from_zip(name, data, BUILD, takeaway_venv, runs=ZIP_TESTS)
     folder = BUILD / runs / name
     readme = record["readme"]
     assert readme["ok"], f"the README's commands failed in {folder} (run {how}):\n{readme['output']}"
     name_recipe_tests(BUILD / runs / readme["junit"], folder, recipe_junit(request, name))
-    gpu_cells = record["gpu_cells"]
-    assert all(gpu_cells), f"a GPU cell printed nothing (it must say why it did not run): {gpu_cells}"
-    print(f"{name}: run {how}: notebook {record['seconds']:.0f} s, README {readme['seconds']:.0f} s; "
-          f"GPU cells said: {gpu_cells}")
+    print(f"{name}: run {how}: README {readme['seconds']:.0f} s")
 
 
-def test_the_vendored_testing_helper_imports_no_pytest(tmp_path):
-    """A notebook imports cookbook_testing (TOLERANCE, machine_summary); pytest is a test's tool,
-    so the module imports it only when a test takes one of its skip marks."""
-    files = next(f for f in map(takeaway.recipe_files, RECIPE_NAMES) if "cookbook_testing.py" in f)
-    for rel in ("cookbook_testing.py",):
-        (tmp_path / rel).write_bytes(files[rel])
-    probe = ("import sys, cookbook_testing as t; assert 'pytest' not in sys.modules, 'imported pytest'; "
-             "t.TOLERANCE; t.machine_summary(); mark = t.needs_nvcc; assert 'pytest' in sys.modules; "
-             "assert mark.name == 'skipif' and t.needs_nvcc is mark; print('ok')")
-    done = subprocess.run([sys.executable, "-c", probe], cwd=tmp_path, capture_output=True, text=True,
-                          env={k: v for k, v in os.environ.items() if k != "PYTHONPATH"})
-    assert done.stdout.strip() == "ok", done.stderr
+FORBIDDEN = re.compile(r"^[ \t]*(?:from|import)[ \t]+(?:ffi_cookbook|cookbook_build|cookbook_testing)\b", re.M)
+
+
+@pytest.mark.parametrize("name", RECIPE_NAMES)
+def test_recipe_folder_imports_nothing_of_ours(name):
+    """What a reader copies is the folder as tracked: no file of it (sources, tests, pages)
+    imports the cookbook's package, so nothing needs rewriting on the way out."""
+    folder = catalog.recipe(name).folder
+    found = [f"{p.relative_to(folder)}: {m.group(0).strip()}" for p in catalog.source_files(folder)
+             if p.suffix in (".py", ".md") for m in FORBIDDEN.finditer(p.read_text())]
+    assert not found, found

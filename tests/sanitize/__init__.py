@@ -1,6 +1,7 @@
 """Sanitizer runs: the build flags and the environment of `make test-sanitize`.
 
-Builds every recipe folder and the probe with ``-fsanitize=address,undefined``
+Builds a copy of every recipe folder (its zip's files, under ``--build``/cookbook, whose tests
+run there), the other projects and the probe with ``-fsanitize=address,undefined``
 (CMake's flag variables) into their own folders under ``--build`` (CUDA off: nvcc
 code is not instrumented and needs no GPU-less check twice), then runs pytest with
 AddressSanitizer, UBSan and LeakSanitizer in every Python process. Any sanitizer
@@ -16,7 +17,6 @@ import re
 from pathlib import Path
 
 from ffi_cookbook.build import build_root
-from ffi_cookbook.testing import gcc_runtime
 
 ROOT = Path(__file__).resolve().parents[2]
 HERE = Path(__file__).resolve().parent
@@ -43,6 +43,14 @@ def default_build() -> Path:
     return build_root(ROOT) / "sanitize"
 
 
+def gcc_runtime(name: str) -> str:
+    """The path of a GCC runtime library, e.g. ``libasan.so``, as the ``gcc`` on PATH has it."""
+    import subprocess
+
+    return subprocess.run(["gcc", f"-print-file-name={name}"], capture_output=True, text=True,
+                          check=True).stdout.strip()
+
+
 def rpath_dlopen_folders() -> list[str]:
     """Folders of libraries that other libraries dlopen by bare name through their RPATH.
 
@@ -66,6 +74,7 @@ def sanitizer_env(build: Path) -> dict:
         os.environ,
         **({"LD_LIBRARY_PATH": library_path} if library_path else {}),
         FFI_COOKBOOK_BUILD_DIR=str(build),
+        FFI_COOKBOOK_CMAKE_BUILDS=str(build / "cmake"),  # checkout folders' builds (build_dir_for)
         # where each process notes its tests (sitecustomize, tests_per_process; __main__'s
         # tracer crashes)
         FFI_COOKBOOK_SANITIZER_PROCESSES=str(build / "processes"),

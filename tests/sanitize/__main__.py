@@ -12,6 +12,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+from ffi_cookbook.build import BUILDS_ELSEWHERE_ENV
 from tests.sanitize import FLAGS, REPORT, ROOT, default_build, sanitizer_env
 
 
@@ -61,16 +62,35 @@ def flags_for(folder: Path) -> list[str]:
     return FLAGS
 
 
+def recipe_copy(build: Path, name: str) -> Path:
+    """Recipe ``name`` as its zip holds it, under ``<build>/cookbook/<name>`` (written again when
+    the recipe changed): its tests load ``build/`` beside them, so the sanitized build and the
+    tests that load it live in a copy, and the checkout's own build/ stays as it is."""
+    import shutil
+
+    from ffi_cookbook import takeaway
+
+    dest = build / "cookbook" / name
+    files = takeaway.recipe_files(name)
+    if any(not (dest / rel).is_file() or (dest / rel).read_bytes() != data for rel, data in files.items()):
+        shutil.rmtree(dest, ignore_errors=True)
+        takeaway.write_files(files, dest)
+    return dest
+
+
 def build_all(build: Path) -> None:
     """Configure and build, sanitized, every project whose libraries the tests and the fuzz
-    call: the recipe folders, the wheel templates, the guides' and concepts' code, the project
-    `ffi-cookbook new` writes, and the probe (later cmake_build calls keep the cache, so the
-    flags stay; left to the fuzz, the last four would be built one at a time, unsanitized)."""
+    call: a copy of each recipe folder (:func:`recipe_copy`), the wheel templates, the guides'
+    and concepts' code, the project `ffi-cookbook new` writes, and the probe (later cmake_build
+    calls keep the cache, so the flags stay; left to the fuzz, the last four would be built one
+    at a time, unsanitized). Checkout folders build under ``<build>/cmake``."""
     os.environ["FFI_COOKBOOK_BUILD_DIR"] = str(build)
+    os.environ[BUILDS_ELSEWHERE_ENV] = str(build / "cmake")
     from ffi_cookbook.build import cmake_build
     from tests.fuzz.run import new_library_copy, projects
 
-    folders = projects() + [new_library_copy(), ROOT / "tests" / "probe"]
+    folders = [recipe_copy(build, f.name) if f.parent == ROOT / "cookbook" else f for f in projects()]
+    folders += [new_library_copy(), ROOT / "tests" / "probe"]
     # Most folders compile one or two sources, so one folder at a time leaves cores idle:
     # build as many folders at once as there are cores (each in its own build folder).
     with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
@@ -82,7 +102,7 @@ def build_all(build: Path) -> None:
                 raise
 
 
-def recipes_longest_first(build_root: Path) -> list[str]:
+def recipes_longest_first(build_root: Path, sanitize: Path) -> list[str]:
     """The recipe folders, those whose tests took longest in this run's site build first (the
     README runs' junit files, ``<build_root>/recipe-runs/<name>.junit.xml``, less the tests left
     out here), by name without them. pytest-xdist hands the groups out in this order; a long one
@@ -101,7 +121,15 @@ def recipes_longest_first(build_root: Path) -> list[str]:
                    if f"{case.get('file')}::{case.get('name')}" not in left_out)
 
     names = [r.name for r in catalog.recipes() if f"cookbook/{r.name}" not in NOTHING_INSTRUMENTED]
-    return [f"cookbook/{name}" for name in sorted(names, key=seconds, reverse=True)]
+    return [in_copies(f"cookbook/{name}", sanitize) for name in sorted(names, key=seconds, reverse=True)]
+
+
+def in_copies(node: str, sanitize: Path) -> str:
+    """A test path or node id under ``cookbook/`` as it is in the run's recipe copies
+    (``<sanitize>/cookbook``, :func:`recipe_copy`)."""
+    if not node.startswith("cookbook/"):
+        return node
+    return os.path.relpath(sanitize / node, ROOT)
 
 
 def main() -> int:
@@ -117,9 +145,10 @@ def main() -> int:
     opts = parser.parse_args()
     if not opts.pytest_args:
         # the fuzz first: its file is the longest group, one worker's from the start
-        opts.pytest_args = ["tests/product/test_fuzz.py", *recipes_longest_first(opts.build.resolve().parent),
+        opts.pytest_args = ["tests/product/test_fuzz.py", *recipes_longest_first(opts.build.resolve().parent, opts.build.resolve()),
                             "tests/product/test_helpers.py",
-                            *(f"--deselect={node}" if "::" in node else f"--ignore={node}"
+                            *(f"--deselect={in_copies(node, opts.build.resolve())}" if "::" in node
+                              else f"--ignore={in_copies(node, opts.build.resolve())}"
                               for node in NOTHING_INSTRUMENTED)]
         print(f"left out, nothing instrumented runs in them: {len(NOTHING_INSTRUMENTED)} "
               "(tests/sanitize/__main__.py, NOTHING_INSTRUMENTED)")

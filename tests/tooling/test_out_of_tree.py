@@ -1,7 +1,7 @@
-"""Builds stay out of the source tree, so a recipe folder in a checkout stays exactly as tracked.
+"""A folder builds into its own build/, which git ignores, so a recipe folder stays as tracked.
 
-ffi_cookbook.build.build_dir_for is the rule: a folder of the checkout builds under
-<build root>/cmake/<its path>, any other folder (a downloaded copy) in its own build/.
+ffi_cookbook.build.build_dir_for is the rule: ``<folder>/build``, as a recipe's README says;
+the sanitizer run alone sends the checkout's builds elsewhere (``$FFI_COOKBOOK_CMAKE_BUILDS``).
 """
 
 import os
@@ -9,31 +9,27 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
-from ffi_cookbook.build import BUILD_DIR_ENV, build_dir_for, checkout_environment, cmake_build, cmake_commands
-from ffi_cookbook.testing import build_dir
+from ffi_cookbook.build import BUILD_DIR_ENV, BUILDS_ELSEWHERE_ENV, build_dir_for, checkout_environment, cmake_build, cmake_commands
 
 RECIPE = Path("cookbook") / "02-tensor-and-view"  # its notebook also writes a generated source
 
 
-def test_checkout_folders_build_under_the_build_root(root, monkeypatch, tmp_path):
-    monkeypatch.setenv(BUILD_DIR_ENV, str(tmp_path / "site"))
-    assert build_dir_for(root / "cookbook" / "10-rmsnorm") == tmp_path / "site" / "cmake" / "cookbook" / "10-rmsnorm"
-    assert build_dir_for(root / "docs" / "guides" / "code") == tmp_path / "site" / "cmake" / "docs" / "guides" / "code"
-    monkeypatch.delenv(BUILD_DIR_ENV)
-    assert build_dir_for(root / "cookbook" / "01-add-one") == root / "_build" / "cmake" / "cookbook" / "01-add-one"
-    assert build_dir(root / RECIPE / "test_tensor_view.py") == build_dir_for(root / RECIPE)
-
-
-def test_other_folders_build_in_their_own_build_folder(root, monkeypatch, tmp_path):
+def test_a_folder_builds_in_its_own_build_folder(root, monkeypatch, tmp_path):
+    monkeypatch.delenv(BUILDS_ELSEWHERE_ENV, raising=False)
+    assert build_dir_for(root / "cookbook" / "10-rmsnorm") == root / "cookbook" / "10-rmsnorm" / "build"
     copy = tmp_path / "02-tensor-and-view"
     copy.mkdir()
     assert build_dir_for(copy) == copy / "build"
-    # A copy generated under the checkout's build root is a downloaded folder too.
+    done = subprocess.run(["git", "check-ignore", "-q", "cookbook/10-rmsnorm/build/libx.so"], cwd=root)
+    assert done.returncode == 0, "a recipe's build/ must be ignored by git"
+
+
+def test_the_sanitizer_run_builds_checkout_folders_elsewhere(root, monkeypatch, tmp_path):
+    monkeypatch.setenv(BUILDS_ELSEWHERE_ENV, str(tmp_path / "cmake"))
     monkeypatch.setenv(BUILD_DIR_ENV, str(root / "_build"))
-    generated = root / "_build" / "recipes" / "02-tensor-and-view"
-    assert build_dir_for(generated) == generated / "build"
+    assert build_dir_for(root / "tests" / "probe") == tmp_path / "cmake" / "tests" / "probe"
+    copy = root / "_build" / "sanitize" / "cookbook" / "01-add-one"  # its recipe copies: their own build/
+    assert build_dir_for(copy) == copy / "build"
 
 
 def test_checkout_helper_headers_come_from_the_environment(root, monkeypatch, tmp_path):
@@ -41,7 +37,7 @@ def test_checkout_helper_headers_come_from_the_environment(root, monkeypatch, tm
     the flags CMake starts from; the command lines stay the reader's."""
     monkeypatch.setenv("CXXFLAGS", "-O1")
     monkeypatch.delenv("CUDAFLAGS", raising=False)
-    folder = root / "docs" / "guides" / "code"
+    folder = root / "tests" / "probe"  # no include/ of its own
     flags = f"-I{root / 'include'} -ffile-prefix-map={root / 'include'}/="
     extra, env = checkout_environment(folder, ["-DX=1"])
     assert extra == ["-DX=1"]
@@ -109,21 +105,22 @@ def untracked_files(root: Path) -> dict[str, int]:
             if (root / name).exists() and "__pycache__" not in Path(name).parts}
 
 
-def test_recipe_tests_and_notebook_leave_the_tree_as_it_was(root, tmp_path, takeaway_venv):
-    """One recipe's tests and notebook, run as `make test` and `make docs` run them, write nothing beside it.
+def test_recipe_tests_and_notebook_leave_the_tree_as_it_was(root, tmp_path):
+    """One recipe's tests and notebook, run as `make test` and `make docs` run them, write
+    nothing beside it but its build/.
 
-    They run in subprocesses with the Makefile's environment (a build root of their own,
-    bytecode caches under it), so the comparison does not depend on which tests ran before.
+    They run in subprocesses with the Makefile's environment (bytecode caches under a build
+    root of their own), so the comparison does not depend on which tests ran before.
     """
-    before = untracked_files(root)
-    # (the notebook runs in the take-away venv the site build made, not in a new one under tmp_path)
-    env = dict(os.environ, **{BUILD_DIR_ENV: str(tmp_path), "PYTHONPYCACHEPREFIX": str(tmp_path / "pycache"),
-                              "FFI_COOKBOOK_TAKEAWAY_VENV": str(takeaway_venv.path)})
+    def outside_build(files: dict) -> dict:
+        return {name: t for name, t in files.items() if not name.startswith(f"{RECIPE.as_posix()}/build/")}
+
+    before = outside_build(untracked_files(root))
+    env = dict(os.environ, **{BUILD_DIR_ENV: str(tmp_path), "PYTHONPYCACHEPREFIX": str(tmp_path / "pycache")})
+    env.pop(BUILDS_ELSEWHERE_ENV, None)
     for cmd in ([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(RECIPE)],
                 [sys.executable, "-m", "tools.execute_notebook", str(RECIPE / "notebook.md")]):
         done = subprocess.run(cmd, cwd=root, env=env, capture_output=True, text=True)
         assert done.returncode == 0, f"{cmd}\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
-    assert (tmp_path / "cmake" / RECIPE / "libtensor_view.so").is_file()  # the tests' build
-    # The notebook ran in its zip's files unzipped under the build root, and wrote there.
-    assert (tmp_path / "notebook-runs" / RECIPE.name / "build" / "view_of_temporary.cc").is_file()
-    assert untracked_files(root) == before
+    assert (root / RECIPE / "build" / "libtensor_view.so").is_file()  # the tests' and the notebook's build
+    assert outside_build(untracked_files(root)) == before
