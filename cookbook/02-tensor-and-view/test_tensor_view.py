@@ -3,15 +3,16 @@
 import gc
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
 import torch
 import tvm_ffi
 
-from ffi_cookbook.testing import build_dir
-
-LIBRARY = build_dir(__file__) / "libtensor_view.so"
+# Built by the README's commands (cmake -S . -B build) in this folder.
+HERE = Path(__file__).resolve().parent
+LIBRARY = HERE / "build" / "libtensor_view.so"
 SHAPES = [(0,), (1,), (7,), (3, 5)]
 
 
