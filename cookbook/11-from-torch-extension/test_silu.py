@@ -11,10 +11,9 @@ import torch
 import tvm_ffi
 from torch.utils.cpp_extension import load
 
-from ffi_cookbook.testing import build_dir, needs_cuda
-
 HERE = Path(__file__).resolve().parent
-BUILD = build_dir(__file__)
+BUILD = HERE / "build"  # the README's cmake commands build libsilu_ffi.so here
+needs_cuda = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU (none visible to torch)")
 SHAPES = [(0,), (1,), (7,), (3, 5), (2, 3, 4)]
 
 
@@ -32,9 +31,9 @@ def torch_ext_dir():
 
 @pytest.fixture(scope="module")
 def ext():
-    build_dir = torch_ext_dir()
-    build_dir.mkdir(parents=True, exist_ok=True)
-    return load("silu_torch_ext", [str(HERE / "silu_torch_ext.cpp")], build_directory=str(build_dir),
+    folder = torch_ext_dir()
+    folder.mkdir(parents=True, exist_ok=True)
+    return load("silu_torch_ext", [str(HERE / "silu_torch_ext.cpp")], build_directory=str(folder),
                 extra_cflags=["-O2"])
 
 
