@@ -14,10 +14,20 @@ import subprocess
 from pathlib import Path
 
 import tvm_ffi.cpp
-from ffi_cookbook.build import include_dir_for
-from ffi_cookbook.testing import nvidia_wheel_file
 
 HERE = Path(__file__).resolve().parent
+
+
+def wheel_file(relative: str) -> Path:
+    """A file of an installed NVIDIA wheel, e.g. "bin/cuobjdump", under nvidia/cu13/ of site-packages."""
+    try:
+        import nvidia  # a namespace package that several NVIDIA wheels share: look in each folder
+    except ImportError:
+        nvidia = None
+    for folder in getattr(nvidia, "__path__", []):
+        if (Path(folder) / "cu13" / relative).is_file():
+            return Path(folder) / "cu13" / relative
+    raise FileNotFoundError(f"nvidia/cu13/{relative}: install the wheel that ships it (requirements.txt)")
 
 
 # [nvrtc_compile.begin]
@@ -25,7 +35,7 @@ def nvrtc_compile(source: str, arch: str, name: str = "kernel.cu") -> bytes:
     """The cubin NVRTC makes of ``source`` for ``arch`` (e.g. "sm_90"); RuntimeError with the log."""
     if not re.fullmatch(r"sm_\d{2,3}a?", arch):
         raise ValueError(f"arch: expected a real architecture such as 'sm_90', got {arch!r}")
-    nvrtc = ctypes.CDLL(str(nvidia_wheel_file("lib/libnvrtc.so.13")))
+    nvrtc = ctypes.CDLL(str(wheel_file("lib/libnvrtc.so.13")))
     program = ctypes.c_void_p()
     _check(nvrtc, nvrtc.nvrtcCreateProgram(ctypes.byref(program), source.encode(), name.encode(),
                                            0, None, None), "nvrtcCreateProgram")
@@ -55,7 +65,7 @@ def _check(nvrtc, status: int, call: str) -> None:
 
 
 def nvrtc_version() -> str:
-    nvrtc = ctypes.CDLL(str(nvidia_wheel_file("lib/libnvrtc.so.13")))
+    nvrtc = ctypes.CDLL(str(wheel_file("lib/libnvrtc.so.13")))
     major, minor = ctypes.c_int(), ctypes.c_int()
     nvrtc.nvrtcVersion(ctypes.byref(major), ctypes.byref(minor))
     return f"{major.value}.{minor.value}"
@@ -64,7 +74,7 @@ def nvrtc_version() -> str:
 # [cuobjdump_contents.begin]
 def cuobjdump(*args: str | Path) -> str:
     """Run the wheel's cuobjdump; its output."""
-    command = [str(nvidia_wheel_file("bin/cuobjdump")), *map(str, args)]
+    command = [str(wheel_file("bin/cuobjdump")), *map(str, args)]
     return subprocess.run(command, capture_output=True, text=True, check=True).stdout
 
 
@@ -98,8 +108,8 @@ def build_with_cubin(cubin: bytes, build_dir: Path, name: str = "scale_from_pyth
         name,
         cpp_sources='#include "scale_embedded.cc"',  # the exports are in the file
         embed_cubin={"scale_fatbin": cubin},  # what TVM_FFI_EMBED_CUBIN(scale_fatbin) refers to
-        extra_include_paths=[str(HERE), str(include_dir_for(HERE)), cuda["include"]],
+        extra_include_paths=[str(HERE), str(HERE / "include"), cuda["include"]],
         extra_ldflags=[f"-L{cuda['lib']}", f"-Wl,-rpath,{cuda['lib']}", "-lcudart"],
-        build_directory=str(Path(build_dir) / name),
+        build_directory=str(Path(build_dir).resolve() / name),
     ))
 # [embed_from_python.end]
