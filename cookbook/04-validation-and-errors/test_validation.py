@@ -3,15 +3,17 @@
 import signal
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
 import torch
 import tvm_ffi
 
-from ffi_cookbook.testing import build_dir, needs_cuda
-
-BUILD = build_dir(__file__)
+# Built by the README's commands (cmake -S . -B build) in this folder.
+HERE = Path(__file__).resolve().parent
+BUILD = HERE / "build"
+needs_cuda = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
 SHAPES = [(0, 3), (1, 1), (3, 5)]
 
 
