@@ -1,14 +1,16 @@
 """affine: y = a*x + b within one rounding step per dtype, on CPU and CUDA."""
 
+from pathlib import Path
 
 import numpy as np
 import pytest
 import torch
 import tvm_ffi
 
-from ffi_cookbook.testing import build_dir, needs_cuda
-
-LIBRARY = build_dir(__file__) / "libaffine.so"
+# Built by the README's commands (cmake -S . -B build) in this folder.
+HERE = Path(__file__).resolve().parent
+LIBRARY = HERE / "build" / "libaffine.so"
+needs_cuda = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
 SHAPES = [(0,), (1,), (7,), (3, 5), (2, 3, 4)]
 DTYPES = [torch.float32, torch.float16, torch.bfloat16]
 A, B = 2.5, 3.0  # with x in [-1, 1) every result lies in [0.5, 5.5]
