@@ -1,7 +1,6 @@
 """relu_squared as a torch custom op, so torch.compile can trace through it.
 
-The kernel lives in librelu_squared.so, built by this folder's CMakeLists into
-its build folder (``build/`` in a downloaded copy of the folder).
+The kernel lives in build/librelu_squared.so, built by the README's cmake commands.
 """
 
 from pathlib import Path
@@ -9,9 +8,8 @@ from pathlib import Path
 import torch
 import tvm_ffi
 
-from ffi_cookbook.build import build_dir_for
-
-LIBRARY = build_dir_for(Path(__file__).resolve().parent) / "librelu_squared.so"
+HERE = Path(__file__).resolve().parent
+LIBRARY = HERE / "build" / "librelu_squared.so"
 _mod = tvm_ffi.load_module(str(LIBRARY))
 
 

@@ -12,10 +12,8 @@ import pytest
 import torch
 import tvm_ffi
 
-from ffi_cookbook.testing import build_dir, float32_elementwise_bad_inputs
-
 HERE = Path(__file__).resolve().parent
-LIBRARY = build_dir(__file__) / "librelu_squared.so"
+LIBRARY = HERE / "build" / "librelu_squared.so"  # the README's cmake commands build it
 SHAPES = [(0,), (1,), (7,), (3, 5)]
 
 
@@ -134,9 +132,20 @@ def test_custom_op_reports_kernel_errors(ops):
     with pytest.raises(TypeError, match="argument 'x': expected dtype float32, got float64"):
         ops.relu_squared(torch.zeros(3, dtype=torch.float64))
 
+#: (x, out, error, message): what CheckDtype(x, float32) then CheckElementwise(x, out) reject.
+BAD_INPUTS = [
+    (np.zeros(3, np.float64), np.zeros(3, np.float64), TypeError, "argument 'x': expected dtype float32, got float64"),
+    (np.zeros(3, np.float32), np.zeros(3, np.int32), TypeError,
+     "argument 'out': expected dtype float32 (the dtype of 'x'), got int32"),
+    (np.zeros(3, np.float32), np.zeros(4, np.float32), ValueError,
+     "argument 'out': expected shape [3] (the shape of 'x'), got [4]"),
+    (np.zeros((3, 4), np.float32).T, np.zeros((4, 3), np.float32), ValueError, "argument 'x': expected a contiguous tensor"),
+    (np.zeros((3, 4), np.float32), np.zeros((4, 3), np.float32).T, ValueError,
+     "argument 'out': expected a contiguous tensor"),
+]
 
 
-@pytest.mark.parametrize("x, out, error, message", float32_elementwise_bad_inputs("out"))
+@pytest.mark.parametrize("x, out, error, message", BAD_INPUTS)
 def test_kernel_rejects_bad_input(mod, x, out, error, message):
     with pytest.raises(error) as info:
         mod.relu_squared_cpu(x, out)
