@@ -2,7 +2,7 @@
 and, with mode="reduce-overhead", replay it in a CUDA graph.
 
 The kernels live in libaxpy_graphs.so, built by this folder's CMakeLists into
-its build folder (``build/`` in a downloaded copy of the folder).
+build/ (the README's two cmake commands).
 """
 
 from pathlib import Path
@@ -10,9 +10,8 @@ from pathlib import Path
 import torch
 import tvm_ffi
 
-from ffi_cookbook.build import build_dir_for
-
-LIBRARY = build_dir_for(Path(__file__).resolve().parent) / "libaxpy_graphs.so"
+HERE = Path(__file__).resolve().parent
+LIBRARY = HERE / "build" / "libaxpy_graphs.so"
 mod = tvm_ffi.load_module(str(LIBRARY))
 
 
