@@ -2,7 +2,7 @@
 
 The guide is three pages (docs/guides/kernel-library.md, kernel-library-tensors.md,
 kernel-library-memory.md). This file builds docs/guides/code (the CMake project
-each of those pages builds) and asserts
+each of those pages builds) into code/build, where the pages build it, and asserts
 return types, error types and messages, stream read-back, DLPack ownership and
 the module-lifetime hazard against the pinned apache-tvm-ffi.
 """
