@@ -25,9 +25,9 @@ import torch
 import torch.distributed as dist
 import tvm_ffi
 
-from ffi_cookbook.build import build_dir_for
-
-LIBRARY = build_dir_for(Path(__file__).resolve().parent) / "libnvshmem_ring.so"
+# Built by the README's commands (cmake -S . -B build) next to this script.
+HERE = Path(__file__).resolve().parent
+LIBRARY = HERE / "build" / "libnvshmem_ring.so"
 ID_BYTES = 128  # sizeof(nvshmemx_uniqueid_t)
 
 

@@ -10,10 +10,21 @@ import pytest
 import torch
 import tvm_ffi
 
-from ffi_cookbook.testing import build_dir, needs_nvshmem
-
+# Built by the README's commands (cmake -S . -B build) in this folder.
 HERE = Path(__file__).resolve().parent
-LIBRARY = build_dir(__file__) / "libnvshmem_ring.so"
+LIBRARY = HERE / "build" / "libnvshmem_ring.so"
+
+
+def nvshmem_installed() -> bool:
+    try:
+        import nvidia.nvshmem  # noqa: F401  (the package of the nvidia-nvshmem-cu13 wheel)
+    except ImportError:
+        return False
+    return True
+
+
+needs_nvshmem = pytest.mark.skipif(not (torch.cuda.is_available() and nvshmem_installed()),
+                                   reason="needs a CUDA GPU and the nvidia-nvshmem-cu13 package")
 SHAPES = [(1, 5), (4, 3), (3, 2, 2), (0, 4), (2, 0)]
 
 
