@@ -1,15 +1,28 @@
 """scale: one library serves NumPy, torch, tvm_ffi.Tensor and JAX, without copies."""
 
+from pathlib import Path
 
 import numpy as np
 import pytest
 import torch
 import tvm_ffi
 
-from ffi_cookbook.testing import build_dir, float32_elementwise_bad_inputs, needs_cuda
-
-LIBRARY = build_dir(__file__) / "libscale.so"
+# Built by the README's commands (cmake -S . -B build) in this folder.
+HERE = Path(__file__).resolve().parent
+LIBRARY = HERE / "build" / "libscale.so"
 SHAPES = [(0,), (1,), (7,), (3, 5)]
+needs_cuda = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
+
+# (x, out, error, message) that scale_cpu(x, alpha, out) must reject: the messages of
+# CheckDtype(x, float32) and then CheckElementwise(x, "x", out, "out", kDLCPU) (check.h).
+F32 = np.float32
+BAD_INPUTS = [
+    (np.zeros(3, np.float64), np.zeros(3, np.float64), TypeError, "argument 'x': expected dtype float32, got float64"),
+    (np.zeros(3, F32), np.zeros(3, np.int32), TypeError, "argument 'out': expected dtype float32 (the dtype of 'x'), got int32"),
+    (np.zeros(3, F32), np.zeros(4, F32), ValueError, "argument 'out': expected shape [3] (the shape of 'x'), got [4]"),
+    (np.zeros((3, 4), F32).T, np.zeros((4, 3), F32), ValueError, "argument 'x': expected a contiguous tensor"),
+    (np.zeros((3, 4), F32), np.zeros((4, 3), F32).T, ValueError, "argument 'out': expected a contiguous tensor"),
+]
 
 
 @pytest.fixture(scope="module")
@@ -128,7 +141,7 @@ def test_jax_jit_reports_kernel_error(jax_targets):
         jax.jit(lambda v: call(v, alpha=np.float64(1.0)))(x).block_until_ready()
 
 
-@pytest.mark.parametrize("x, out, error, message", float32_elementwise_bad_inputs("out"))
+@pytest.mark.parametrize("x, out, error, message", BAD_INPUTS)
 def test_scale_rejects_bad_input(mod, x, out, error, message):
     with pytest.raises(error) as info:
         mod.scale_cpu(x, 1.0, out)
