@@ -37,10 +37,9 @@ DOXYGEN_XML := $(BUILD)/doxygen/xml/index.xml
 # next CI run start from the objects of the last build (ccache checks the compiler, its
 # arguments and every header, so a reused object is the one a compile would make). The
 # launcher carries the settings, so a later rebuild from a plain shell uses it too. Paths
-# in the checkout are hashed as they are; paths under $(BUILD) are hashed relative to
-# the build folder, so the zip test's build of a recipe (in $(BUILD)/zip-tests/<recipe>)
-# reuses the objects of the site's run of the same zip (in $(BUILD)/recipe-runs/<recipe>),
-# and so does a clone in another folder. Each compile's result (hit or miss) is logged to
+# in the checkout are hashed relative to the build folder, so the zip test's build of a
+# recipe (in $(BUILD)/zip-tests/<recipe>) reuses the objects of make test's run of the same
+# zip (in $(BUILD)/recipe-runs/<recipe>), and so does a clone in another folder. Each compile's result (hit or miss) is logged to
 # $(BUILD)/timing/ccache-stats.log, which `tools/bench_loop.py report` counts.
 # The compiler then sees a recipe's files as ../x.cc and ../include/ffi_cookbook/y.h
 # (from <recipe>/build); CXXFLAGS, which CMake reads when it configures a new
@@ -51,7 +50,7 @@ CCACHE ?= $(abspath $(VENV))/bin/ccache
 COMPILER_CACHE ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/ffi-cookbook/ccache
 ifneq ($(CCACHE),)
 export CCACHE_DIR := $(abspath $(COMPILER_CACHE))
-export CCACHE_BASEDIR := $(abspath $(BUILD))
+export CCACHE_BASEDIR := $(CURDIR)
 export CCACHE_NOHASHDIR := 1
 export CCACHE_STATSLOG := $(abspath $(BUILD))/timing/ccache-stats.log
 CCACHE_LAUNCHER := env;CCACHE_DIR=$(CCACHE_DIR);CCACHE_BASEDIR=$(CCACHE_BASEDIR);CCACHE_NOHASHDIR=1;$(CCACHE)
@@ -59,6 +58,12 @@ export CMAKE_C_COMPILER_LAUNCHER := $(CCACHE_LAUNCHER)
 export CMAKE_CXX_COMPILER_LAUNCHER := $(CCACHE_LAUNCHER)
 export CMAKE_CUDA_COMPILER_LAUNCHER := $(CCACHE_LAUNCHER)
 export CXXFLAGS += -ffile-prefix-map=../=
+endif
+# A new build folder (a recipe's build/, configured by its notebook or README with a plain
+# `cmake -S . -B build`) uses Ninja where it is on PATH: its build.ninja and `ninja -t deps` are
+# what the snippet checker reads to link a shown file to the build that compiled it.
+ifneq ($(shell command -v ninja),)
+export CMAKE_GENERATOR := Ninja
 endif
 # Each configure of a new folder by `make` is told what CMake would find out by compiling
 # test programs (conf/known-compilers.cmake, not part of any recipe's CMakeLists.txt): where

@@ -33,7 +33,7 @@ extensions = [
     "snippet_labels",  # under each code block, how the snippet checker verified it (its report)
     "notebook_sources",  # re-execute a notebook when a source file beside it changes
     "parallel_notebooks",  # execute notebooks a few at a time before the pages are read
-    "recipe_downloads",  # recipe zips and notebooks, page code zips (ffi_cookbook.takeaway)
+    "recipe_downloads",  # recipe zips and notebooks, page code zips (tools.takeaway)
     "gpu_runs",  # on each page whose notebook also ran on a GPU: a note and its GPU cells' output (docs/gpu-runs/data)
     "recipe_gallery",  # the cookbook index's cards, one per recipe folder
     "site_polish",  # footer: versions built with; unique ids; one contents line per overload

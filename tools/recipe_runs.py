@@ -136,7 +136,7 @@ def build_of_run(name: str, files: dict[str, bytes], build: Path, key: str | Non
 
     The tests that load every recipe's libraries (the fuzz, the threads, the RPATH scan) use it
     instead of building each recipe folder of the checkout again from the same sources."""
-    from ffi_cookbook import takeaway
+    from tools import takeaway
 
     folder = build / RUNS / name
     if record_for(name, takeaway.zip_bytes(files, name), build, key) is None:
@@ -171,7 +171,8 @@ def run_timing_tests(build: Path, junit_dir: Path | None) -> int:
     running, each in `make test`'s run of its zip (built there, in the take-away venv), as
     its README runs the others. A recipe without a run of today's zip is taken through the
     pipeline first. Their junit files go to ``junit_dir`` as ``pytest-timing-<name>.xml``."""
-    from ffi_cookbook import catalog, takeaway
+    from ffi_cookbook import catalog
+    from tools import takeaway
     from tools.takeaway_venv import venv_at
 
     timed = {r.name: files for r in catalog.recipes() if (files := timing_test_files(r.folder))}
@@ -200,7 +201,7 @@ def default_build() -> Path:
 def run_recipe(name: str, build: Path | None = None, runs: str = RUNS, key: str | None = None) -> dict:
     """Recipe ``name``'s zip, as the checkout holds it now, through the pipeline in the take-away
     venv of ``build`` (:func:`default_build`); see :func:`run_from_zip` (``key`` as there)."""
-    from ffi_cookbook import takeaway
+    from tools import takeaway
     from tools.takeaway_venv import venv_at
 
     build = build or default_build()
@@ -213,7 +214,8 @@ def run_all(build: Path, workers: int) -> int:
     a time, longest first (by its last record); 1 when a README failed."""
     from concurrent.futures import ThreadPoolExecutor
 
-    from ffi_cookbook import catalog, takeaway
+    from ffi_cookbook import catalog
+    from tools import takeaway
     from tools.takeaway_venv import venv_at
 
     venv, key = venv_at(build / "takeaway-venv"), inputs_key()
@@ -350,7 +352,7 @@ def main(argv: list[str] | None = None) -> int:
         built = sorted((opts.build.resolve() / RUNS / name / "build").glob("lib*.so"))
         print(" ".join(f"--library {shlex.quote(str(p))}" for p in built))
         return 0
-    from ffi_cookbook import takeaway
+    from tools import takeaway
 
     build = opts.build.resolve()
     key = inputs_key()  # one run of tools/requirements.py, for the record and the pipeline

@@ -2,7 +2,7 @@
 
 Every recipe page gets "Download notebook (.ipynb)" and "Download recipe (.zip)"
 under its title; a guide or concept page that builds a ``code/`` folder gets
-"Download this page's code (.zip)". The files come from ``ffi_cookbook.takeaway``
+"Download this page's code (.zip)". The files come from ``tools.takeaway``
 (the generator behind ``ffi-cookbook get``) and are written into the HTML output
 (``downloads/``) when the build finishes, never into the source tree. The
 notebook download is the zip's own ``notebook.ipynb`` (no outputs: the page
@@ -18,7 +18,7 @@ from pathlib import Path
 from docutils import nodes
 from sphinx.util.osutil import relative_uri
 
-from ffi_cookbook import takeaway
+from tools import takeaway
 
 FOLDER = "downloads"
 _RECIPE_DOC = re.compile(r"^cookbook/(\d\d-[\w-]+)/notebook$")

@@ -6,13 +6,15 @@ an installed wheel carries (``ffi_cookbook/data/cookbook``).
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["Recipe", "RecipeError", "recipes", "recipe", "cookbook_dir", "helper_include_dir", "source_files"]
+__all__ = ["Recipe", "RecipeError", "recipes", "recipe", "cookbook_dir", "helper_include_dir", "source_files",
+           "helper_headers", "write_files", "write_recipe"]
 
 _PACKAGE_DIR = Path(__file__).resolve().parent
 
@@ -23,6 +25,8 @@ SKIP_DIRS = {"build", "_build", "dist", "__pycache__"}
 SKIP_SUFFIXES = {".pyc", ".so", ".o", ".a", ".whl"}
 
 
+C_SUFFIXES = {".c", ".cc", ".cpp", ".cu", ".cuh", ".h", ".hpp"}
+HELPER_INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*[<"](ffi_cookbook/[\w./-]+)[>"]', re.M)
 _CUDA_RUNTIME = re.compile(r"#include\s*<cuda_runtime(_api)?\.h>")
 
 
@@ -84,8 +88,17 @@ class Recipe:
         return self.name.split("-", 1)[0]
 
 
+def _notebook(folder: Path) -> Path:
+    """A recipe's notebook: ``notebook.md`` in the checkout, ``notebook.ipynb`` in a wheel's copy."""
+    md = folder / "notebook.md"
+    return md if md.is_file() else folder / "notebook.ipynb"
+
+
 def _title(notebook: Path) -> str:
-    for line in notebook.read_text().splitlines():
+    text = notebook.read_text()
+    if notebook.suffix == ".ipynb":
+        text = "\n".join("".join(c["source"]) for c in json.loads(text)["cells"] if c["cell_type"] == "markdown")
+    for line in text.splitlines():
         if line.startswith("# "):
             return line[2:].strip()
     raise RecipeError(f"{notebook}: no '# title' line")
@@ -102,9 +115,9 @@ def _variants(folder: Path) -> tuple:
 
 def recipes() -> list[Recipe]:
     """Every recipe, in reading order."""
-    return [Recipe(p.name, p, _title(p / "notebook.md"), _variants(p))
+    return [Recipe(p.name, p, _title(_notebook(p)), _variants(p))
             for p in sorted(cookbook_dir().iterdir())
-            if p.is_dir() and re.match(r"\d\d-", p.name) and (p / "notebook.md").is_file()]
+            if p.is_dir() and re.match(r"\d\d-", p.name) and _notebook(p).is_file()]
 
 
 def recipe(name: str) -> Recipe:
@@ -145,3 +158,59 @@ def source_files(folder: Path):
                     or (listed is not None and rel not in listed)):
                 continue
             yield path
+
+
+def helper_headers(sources: dict[str, bytes]) -> dict[str, bytes]:
+    """The helper headers ``sources`` include, directly or through each other.
+
+    Returns ``{"include/ffi_cookbook/X.h": content}``.
+    """
+    include_root = helper_include_dir()
+    todo = [text for name, text in sources.items() if Path(name).suffix in C_SUFFIXES]
+    found: dict[str, bytes] = {}
+    while todo:
+        for header in HELPER_INCLUDE.findall(todo.pop().decode()):
+            if f"include/{header}" in found:
+                continue
+            path = include_root / header
+            if not path.is_file():
+                raise RecipeError(f"#include <{header}>: no such helper header in {include_root}")
+            found[f"include/{header}"] = path.read_bytes()
+            todo.append(found[f"include/{header}"])
+    return dict(sorted(found.items()))
+
+
+def _check_relative(name: str) -> None:
+    parts = name.split("/")
+    if name.startswith("/") or ".." in parts or "" in parts or "\\" in name:
+        raise RecipeError(f"refusing to write {name!r}: not a plain relative path")
+
+
+def write_files(files: dict[str, bytes], dest: str | Path) -> Path:
+    """Write ``files`` under ``dest``, which must not exist or be an empty folder."""
+    dest = Path(dest)
+    if dest.exists() and (not dest.is_dir() or any(dest.iterdir())):
+        raise RecipeError(f"{dest} exists and is not an empty folder")
+    for name, data in files.items():
+        _check_relative(name)
+        target = dest / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(data)
+    return dest
+
+
+
+
+def write_recipe(r: Recipe, dest: str | Path) -> Path:
+    """Write recipe ``r``'s self-contained folder to ``dest`` (missing or empty).
+
+    An installed wheel holds each recipe's folder made at its build (tools/takeaway.py): it is
+    copied as it is. In a checkout, the checkout's tools/takeaway.py makes it now."""
+    if _checkout() is None:
+        return write_files({p.relative_to(r.folder).as_posix(): p.read_bytes() for p in source_files(r.folder)}, dest)
+    import sys
+
+    sys.path.insert(0, str(_checkout()))
+    from tools import takeaway
+
+    return takeaway.write_recipe(r.name, dest)

@@ -17,7 +17,7 @@ import os
 import sys
 from pathlib import Path
 
-from ffi_cookbook import catalog, kernel_library, takeaway
+from ffi_cookbook import catalog, kernel_library
 from ffi_cookbook.catalog import RecipeError
 
 REFUSED = 2
@@ -37,7 +37,7 @@ def _list(args) -> None:
 
 def _get(args) -> None:
     r = catalog.recipe(args.recipe)
-    dest = takeaway.write_recipe(r.name, args.dest)
+    dest = catalog.write_recipe(r, args.dest)
     print(f"wrote recipe {r.name} to {dest}")
     print(f"next: cd {dest} && python -m pip install -r requirements.txt, "
           "then the commands in README.md (or open notebook.ipynb)")

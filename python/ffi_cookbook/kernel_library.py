@@ -19,7 +19,7 @@ import re
 from pathlib import Path
 
 from ffi_cookbook.catalog import VARIANT_SUFFIXES, Recipe, RecipeError, recipe
-from ffi_cookbook.takeaway import helper_headers, write_files
+from ffi_cookbook.catalog import helper_headers, write_files
 
 TEMPLATE = Path(__file__).resolve().parent / "templates" / "newlib"
 BEGIN, END = "# [cookbook_kernels.begin]", "# [cookbook_kernels.end]"

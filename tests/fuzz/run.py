@@ -23,7 +23,7 @@ def default_libraries() -> list[Path]:
     run, those of its sanitized copy of the recipe (tests/sanitize). Otherwise the checkout's
     folder is built."""
     import ffi_cookbook
-    from ffi_cookbook import takeaway
+    from tools import takeaway
     from ffi_cookbook.build import build_root, cmake_build
     from tools.recipe_runs import RUNS, build_of_run
     from tools.takeaway_venv import inputs_key

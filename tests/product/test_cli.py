@@ -20,7 +20,8 @@ from pathlib import Path
 
 import pytest
 
-from ffi_cookbook import catalog, kernel_library, takeaway
+from ffi_cookbook import catalog, kernel_library
+from tools import takeaway
 from ffi_cookbook.cli import main as cli_main
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -1,7 +1,7 @@
 """Every recipe leaves the site as a zip that builds and passes its tests alone.
 
 The zip is the one the built site offers (``<build>/html/downloads``) when the
-site was built, else the generator's (``ffi_cookbook.takeaway``, which the site
+site was built, else the generator's (``tools.takeaway``, which the site
 uses too): the recipe folder as tracked, its notebook as ``.ipynb`` and the helper
 headers its sources include, nothing rewritten. The recipe pipeline
 (tools/recipe_runs.py) unzips it into an empty folder and runs the README's ```bash
@@ -32,7 +32,8 @@ import pytest
 
 from docs._ext import recipe_downloads  # the page-code zips are the site's alone
 from docs._ext.recipe_gallery import declared
-from ffi_cookbook import catalog, takeaway
+from ffi_cookbook import catalog
+from tools import takeaway
 from tools import recipe_runs
 from tools.snippets.markers import regions
 

@@ -162,13 +162,17 @@ def test_installed_libraries_find_tvm_ffi_through_origin_only(installed_from_che
     assert out.strip() == repr([str(site_packages / "tvm_ffi" / "lib" / "libtvm_ffi.so")])
 
 
-def test_install_carries_headers_and_recipe_sources(root, installed_from_checkout):
+def test_install_carries_headers_and_recipe_folders(root, installed_from_checkout):
+    """The wheel holds each recipe's self-contained folder, made at its build (tools/takeaway.py):
+    what `ffi-cookbook get` copies out, the notebook converted already."""
+    from ffi_cookbook import catalog
+    from tools import takeaway
+
     headers = {p.name for p in (root / "include" / "ffi_cookbook").glob("*.h")}
     assert set(installed_from_checkout["headers"]) == headers
-    expected = {name.removeprefix("cookbook/") for name in source_files(root, "cookbook")
-                if name.count("/") >= 2}  # files of the NN-slug folders, not cookbook/conftest.py
+    expected = {f"{r.name}/{rel}" for r in catalog.recipes() for rel in takeaway.recipe_files(r.name)}
     assert set(installed_from_checkout["recipes"]) == expected
-    assert "01-add-one/add_one_cpu.cc" in expected
+    assert {"01-add-one/add_one_cpu.cc", "01-add-one/notebook.ipynb"} <= expected
 
 
 def test_sdist_carries_what_the_build_needs(root, sdist):
@@ -200,3 +204,17 @@ def test_installed_cmake_package_finds_its_headers(installed_from_checkout, venv
     assert (build / "libuses_wheel.so").is_file()
     commands = json.loads((build / "compile_commands.json").read_text())
     assert f"-I{Path(installed_from_checkout['package']) / 'include'}" in commands[0]["command"]
+
+
+def test_installed_get_writes_a_recipe_without_jupytext(installed_from_checkout, venv, tmp_path):
+    """`ffi-cookbook get` from the wheel copies the folder its build made; the installed package
+    converts nothing, so jupytext is not a dependency."""
+    from tools import takeaway
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith("FFI_COOKBOOK")}
+    missing = subprocess.run([venv / "bin" / "python", "-I", "-c", "import jupytext"], capture_output=True, env=env)
+    assert missing.returncode != 0, "jupytext got installed with the package"
+    run([venv / "bin" / "ffi-cookbook", "get", "05", tmp_path / "r"], cwd=tmp_path, env=env)
+    written = {p.relative_to(tmp_path / "r").as_posix(): p.read_bytes()
+               for p in (tmp_path / "r").rglob("*") if p.is_file()}
+    assert written == takeaway.recipe_files("05-dtype-dispatch")

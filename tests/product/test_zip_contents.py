@@ -1,6 +1,6 @@
 """Each recipe's zip holds files a reader copies as they are (issue 26, item 4).
 
-Checked on the zips the generator writes (``ffi_cookbook.takeaway``, which the site
+Checked on the zips the generator writes (``tools.takeaway``, which the site
 uses): no line that only marks a page's region, no compiler-cache, CI or sanitizer
 line, no path out of the folder, a short CMakeLists.txt where the recipe is one CPU
 and one CUDA source, and a README that names only files the zip holds.
@@ -15,7 +15,8 @@ from pathlib import PurePosixPath
 
 import pytest
 
-from ffi_cookbook import catalog, takeaway
+from ffi_cookbook import catalog
+from tools import takeaway
 
 RECIPE_NAMES = [r.name for r in catalog.recipes()]
 MARKER = re.compile(r"\[[\w.-]+\.(?:begin|end)\]")

@@ -68,7 +68,7 @@ def recipe_copy(build: Path, name: str) -> Path:
     tests that load it live in a copy, and the checkout's own build/ stays as it is."""
     import shutil
 
-    from ffi_cookbook import takeaway
+    from tools import takeaway
 
     dest = build / "cookbook" / name
     files = takeaway.recipe_files(name)

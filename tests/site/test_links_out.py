@@ -26,7 +26,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "docs" / "_ext"))
 
 import links_out  # noqa: E402
-from ffi_cookbook import jupyter  # noqa: E402
+from tools import jupyter  # noqa: E402
 from tools import inventories  # noqa: E402
 
 # A role and the object types it may link to (as Sphinx's Python domain has them).

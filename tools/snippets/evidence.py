@@ -29,7 +29,7 @@ from functools import cached_property
 from pathlib import Path
 
 from ffi_cookbook.build import build_root
-from ffi_cookbook.takeaway import strip_markers
+from tools.takeaway import strip_markers
 from tools.recipe_runs import RUNS
 
 from .collect import Block

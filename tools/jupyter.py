@@ -2,7 +2,7 @@
 
 A recipe's ``notebook.md`` uses MyST (``literalinclude``, ``{doc}`` links, admonitions,
 tabs); Jupyter renders none of it. :func:`notebook_ipynb` writes the ``.ipynb`` a
-self-contained recipe folder carries (:mod:`ffi_cookbook.takeaway`).
+self-contained recipe folder carries (:mod:`tools.takeaway`).
 """
 
 from __future__ import annotations
@@ -69,7 +69,7 @@ def _directive(match: re.Match, folder: Path, where: str) -> str:
         quoted = "\n".join(f"> {line}".rstrip() for line in body.rstrip("\n").splitlines())
         return f"> **{title}**\n>\n{quoted}\n"
     raise RecipeError(f"{where}: the {{{name}}} directive has no plain-Markdown form; "
-                      "teach ffi_cookbook.jupyter to convert it")
+                      "teach tools.jupyter to convert it")
 
 
 def _role(match: re.Match, folder: Path) -> str:

@@ -4,11 +4,14 @@ A self-contained recipe folder is the recipe folder as tracked (its sources,
 CMakeLists.txt, tests, README.md and requirements.txt; no recipe imports this package),
 plus exactly the helper headers its sources include (under ``include/ffi_cookbook/``,
 where the checkout has a link to the shared folder) and ``notebook.ipynb``, converted
-from the MyST notebook (:mod:`ffi_cookbook.jupyter`) so that Jupyter shows plain
+from the MyST notebook (:mod:`tools.jupyter`) so that Jupyter shows plain
 Markdown. Nothing is rewritten; only the comment lines that mark the regions the
 site's pages show (``// [name.begin]``) are left out.
 
-Output is deterministic: the same sources give byte-identical folders and zips.
+Output is deterministic: the same sources give byte-identical folders and zips. The site
+offers the zips (docs/_ext/recipe_downloads.py); the wheel build writes every recipe's folder
+into the package (``python tools/takeaway.py --write-all DIR``, runtime/CMakeLists.txt), from
+which an installed ``ffi-cookbook get`` copies it: the package converts nothing itself.
 """
 
 from __future__ import annotations
@@ -17,17 +20,21 @@ import io
 import json
 import re
 import stat
+import sys
 import zipfile
 from pathlib import Path
 
-from ffi_cookbook.catalog import RecipeError, helper_include_dir, recipe, source_files
-from ffi_cookbook.jupyter import notebook_ipynb
+if __package__ in (None, ""):  # run as a script by the wheel build (runtime/CMakeLists.txt)
+    ROOT = Path(__file__).resolve().parents[1]
+    sys.path[:0] = [str(ROOT), str(ROOT / "python")]
+
+from ffi_cookbook.catalog import (C_SUFFIXES, HELPER_INCLUDE, RecipeError, _check_relative,  # noqa: E402
+                                  helper_headers, recipe, recipes, source_files, write_files)
+from tools.jupyter import notebook_ipynb  # noqa: E402
 
 __all__ = ["recipe_files", "folder_files", "helper_headers", "strip_markers", "write_files", "write_recipe",
            "zip_bytes", "write_zip"]
 
-C_SUFFIXES = {".c", ".cc", ".cpp", ".cu", ".cuh", ".h", ".hpp"}
-HELPER_INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*[<"](ffi_cookbook/[\w./-]+)[>"]', re.M)
 #: A comment line that only marks a region a page shows: ``# [name.begin]``, ``// [name.end]``.
 DOC_MARKER = re.compile(r"^[ \t]*(?:#|//|/\*|<!--)[ \t]*\[[\w.-]+\.(?:begin|end)\][ \t]*(?:\*/|-->)?[ \t]*(?:\n|$)",
                         re.M)
@@ -38,26 +45,6 @@ ZIP_DATE = (1980, 1, 1, 0, 0, 0)
 
 
 # -- the files of a self-contained folder ----------------------------------------
-
-def helper_headers(sources: dict[str, bytes]) -> dict[str, bytes]:
-    """The helper headers ``sources`` include, directly or through each other.
-
-    Returns ``{"include/ffi_cookbook/X.h": content}``.
-    """
-    include_root = helper_include_dir()
-    todo = [text for name, text in sources.items() if Path(name).suffix in C_SUFFIXES]
-    found: dict[str, bytes] = {}
-    while todo:
-        for header in HELPER_INCLUDE.findall(todo.pop().decode()):
-            if f"include/{header}" in found:
-                continue
-            path = include_root / header
-            if not path.is_file():
-                raise RecipeError(f"#include <{header}>: no such helper header in {include_root}")
-            found[f"include/{header}"] = path.read_bytes()
-            todo.append(found[f"include/{header}"])
-    return dict(sorted(found.items()))
-
 
 def strip_markers(name: str, data: bytes) -> bytes:
     """``data`` without the comment lines that mark regions for the site's pages."""
@@ -72,15 +59,14 @@ def strip_markers(name: str, data: bytes) -> bytes:
 
 def folder_files(folder: Path, skip: tuple = ()) -> dict[str, bytes]:
     """A folder's files as tracked, region markers left out, plus the helper headers its C/C++
-    sources include: relative path -> bytes, sorted. (A link, such as a recipe's ``include``
-    to the shared headers, is not followed: the headers it needs are added instead.)"""
+    sources include: relative path -> bytes, sorted."""
     files: dict[str, bytes] = {}
     for path in source_files(folder):
         rel = path.relative_to(folder).as_posix()
-        if rel not in skip:
+        # An include/ (at the top or a project's: the link, followed where a copy made it a
+        # folder, say an sdist) is left out: exactly the headers the sources include are added.
+        if rel not in skip and "include" not in rel.split("/")[:2]:
             files[rel] = strip_markers(rel, path.read_bytes())
-    if any(rel == "include" or rel.startswith("include/") for rel in files):
-        raise RecipeError(f"{folder}: include/ holds the helper headers, which are added, not tracked")
     # A project folder inside the recipe (a wheel's template/) gets the headers its own
     # sources include in its own include/; the recipe's sources, in the top one.
     projects = sorted({rel.split("/", 1)[0] for rel in files if "/" in rel and rel.endswith("/CMakeLists.txt")
@@ -109,25 +95,6 @@ def recipe_files(name: str) -> dict[str, bytes]:
 
 # -- writing folders and zips ------------------------------------------------------
 
-def _check_relative(name: str) -> None:
-    parts = name.split("/")
-    if name.startswith("/") or ".." in parts or "" in parts or "\\" in name:
-        raise RecipeError(f"refusing to write {name!r}: not a plain relative path")
-
-
-def write_files(files: dict[str, bytes], dest: str | Path) -> Path:
-    """Write ``files`` under ``dest``, which must not exist or be an empty folder."""
-    dest = Path(dest)
-    if dest.exists() and (not dest.is_dir() or any(dest.iterdir())):
-        raise RecipeError(f"{dest} exists and is not an empty folder")
-    for name, data in files.items():
-        _check_relative(name)
-        target = dest / name
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_bytes(data)
-    return dest
-
-
 def write_recipe(name: str, dest: str | Path) -> Path:
     """Write the self-contained folder of recipe ``name`` to ``dest``; return ``dest``."""
     return write_files(recipe_files(name), dest)
@@ -153,3 +120,22 @@ def write_zip(files: dict[str, bytes], top: str, path: str | Path) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_bytes(zip_bytes(files, top))
     return path
+
+
+def main(argv: list[str] | None = None) -> int:
+    import argparse
+
+    parser = argparse.ArgumentParser(description="write every recipe's self-contained folder")
+    parser.add_argument("--write-all", type=Path, required=True, metavar="DIR",
+                        help="folder to hold one sub-folder per recipe (emptied first)")
+    opts = parser.parse_args(argv)
+    import shutil
+
+    shutil.rmtree(opts.write_all, ignore_errors=True)
+    for r in recipes():
+        write_recipe(r.name, opts.write_all / r.name)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

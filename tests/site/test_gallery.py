@@ -1,35 +1,17 @@
-"""Prose that says which command a cell ran is checked against what the cell printed.
-
-Cells that run commands print them first as ``$ <command>`` lines (for example
-``ffi_cookbook.build.cmake_build``). A page may then say, in its prose, that a
-cell "ran exactly `<command>`" (or "runs exactly"), which must equal one of the
-printed ``$`` lines of that page, or that a command "begins `<start>`", which
-must start one of them (word by word). In both, ``<placeholder>`` stands for one
-word that depends on the machine, such as ``<build folder>``.
-
-The printed lines are read from the cell outputs of the built site's pages
-(``<build>/html``); without a site built with execution on, the comparison
-skips and says why.
-"""
+"""The cookbook index's gallery (one card per recipe folder, each saying what it teaches and
+needs) and the execution statistics page (a run time for every notebook)."""
 
 from __future__ import annotations
 
-import html
 import os
 import re
-import shlex
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-DOCS = ROOT / "docs"
 BUILD = Path(os.environ.get("FFI_COOKBOOK_BUILD_DIR") or ROOT / "_build")
-SITE = BUILD / "html"
-
-EXACT = re.compile(r"\b(?:ran|runs) exactly `([^`]+)`")
-BEGINS = re.compile(r"\bbegins `([^`]+)`")
-PLACEHOLDER = re.compile(r"^<[^<>]+>$")
+DOCS = ROOT / "docs"
 
 
 def pages() -> dict[str, Path]:
@@ -43,71 +25,6 @@ def pages() -> dict[str, Path]:
     for path in sorted((ROOT / "cookbook").glob("*.md")) + sorted((ROOT / "cookbook").glob("*/notebook.md")):
         found["cookbook/" + path.relative_to(ROOT / "cookbook").with_suffix("").as_posix()] = path
     return found
-
-
-def words(command: str) -> list[str]:
-    """A command split as a shell would, placeholders such as ``<build folder>`` kept as one word."""
-    return shlex.split(re.sub(r"<([^<>]+)>", lambda m: "<" + m.group(1).replace(" ", "_") + ">", command))
-
-
-def claims(text: str) -> list[tuple[str, str]]:
-    """(kind, command) for every claim in a page's text; kind is "exactly" or "begins"."""
-    prose = re.sub(r"\s+", " ", text)
-    return ([("exactly", m.group(1)) for m in EXACT.finditer(prose)]
-            + [("begins", m.group(1)) for m in BEGINS.finditer(prose)])
-
-
-def matches(claimed: list[str], printed: list[str], kind: str) -> bool:
-    if len(printed) < len(claimed) or (kind == "exactly" and len(printed) != len(claimed)):
-        return False
-    return all(PLACEHOLDER.match(c) or c == p for c, p in zip(claimed, printed))
-
-
-def printed_commands(page: Path) -> tuple[bool, list[list[str]]]:
-    """(whether any cell has output, the words of every ``$`` line its cells printed) of a built page."""
-    text = page.read_text()
-    executed, commands = False, []
-    # Each cell output is a <div class="cell_output ..."> holding <pre> blocks, up to the next cell.
-    for chunk in text.split('class="cell_output')[1:]:
-        chunk = chunk.split('class="cell docutils container"')[0]
-        for block in re.findall(r"<pre>(.*?)</pre>", chunk, re.S):
-            executed = True
-            plain = html.unescape(re.sub(r"<[^>]+>", "", block))
-            commands += [shlex.split(line[2:]) for line in plain.splitlines() if line.startswith("$ ")]
-    return executed, commands
-
-
-CLAIMS = {doc: found for doc, path in pages().items() if (found := claims(path.read_text()))}
-
-
-def test_claims_are_found():
-    # The guide says which commands its first cell ran; if the wording changes so
-    # that this finds nothing, the check below would silently check nothing.
-    kinds = {kind for kind, _ in CLAIMS.get("guides/kernel-library", [])}
-    assert kinds == {"exactly", "begins"}, CLAIMS
-
-
-def test_placeholders_match_one_word():
-    printed = words("cmake -S code -B ../../_build/cmake/docs/guides/code -G Ninja")
-    assert matches(words("cmake -S code -B <build folder>"), printed, "begins")
-    assert not matches(words("cmake -S code -B <build folder>"), printed, "exactly")
-    assert not matches(words("cmake -S other -B <build folder>"), printed, "begins")
-    assert matches(words("cmake --build <build folder>"), words("cmake --build ../b"), "exactly")
-
-
-@pytest.mark.parametrize("doc", sorted(CLAIMS))
-def test_claimed_command_was_printed(doc):
-    page = SITE / f"{doc}.html"
-    if not page.is_file():
-        pytest.skip(f"the site is not built (make docs): no {page.name}")
-    executed, printed = printed_commands(page)
-    if not executed:
-        pytest.skip(f"{doc} in the built site shows no cell output (built with execution off)")
-    for kind, command in CLAIMS[doc]:
-        claimed = words(command)
-        assert any(matches(claimed, p, kind) for p in printed), (
-            f"{doc} claims a cell ran a command that {kind if kind == 'begins' else 'is exactly'} `{command}`, but its cells printed only: "
-            + "; ".join(shlex.join(p) for p in printed))
 
 
 # -- the cookbook index's gallery (docs/_ext/recipe_gallery.py) ---------------------------------------
