@@ -11,17 +11,16 @@ import importlib
 import os
 import subprocess
 import sys
-import timeit
 from pathlib import Path
 
 import numpy as np
 import torch
 import tvm_ffi
+from torch.utils import benchmark
 
-from ffi_cookbook.build import build_dir_for
-
+# Built by the README's commands (cmake -S . -B build) next to this file.
 HERE = Path(__file__).resolve().parent
-BUILD = build_dir_for(HERE)
+BUILD = HERE / "build"
 ARITIES = (1, 3, 8)
 ADD_SIZE = 1024
 
@@ -137,10 +136,10 @@ def ns_per_call(fn, args, repeat=7, seconds=0.01):
     """
     names = [f"a{i}" for i in range(len(args))]
     stmt = f"fn({', '.join(names)})"  # spelled out: no *args unpacking in the loop
-    timer = timeit.Timer(stmt, globals={"fn": fn, **dict(zip(names, args))})
-    probe = timer.timeit(number=50) / 50
+    timer = benchmark.Timer(stmt, globals={"fn": fn, **dict(zip(names, args))})
+    probe = timer.timeit(50).median  # seconds per call
     number = max(50, int(seconds / max(probe, 1e-9)))
-    return min(timer.repeat(repeat=repeat, number=number)) / number * 1e9
+    return min(timer.timeit(number).median for _ in range(repeat)) * 1e9
 
 
 def measure(table, repeat=7):
