@@ -8,6 +8,7 @@ its own.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -55,6 +56,29 @@ def repair_wheel(wheel: Path, out_dir: Path, *extra: str) -> subprocess.Complete
     return run([sys.executable, "-m", "auditwheel", "repair", "--exclude", "libtvm_ffi.so",
                 *extra, "-w", out_dir, wheel], env=env)
 # [repair_wheel.end]
+
+
+# [gpu_code.begin]
+def cuobjdump() -> Path:
+    """cuobjdump from the nvidia-cuda-cuobjdump wheel (a CUDA toolkit may have none of its own)."""
+    try:
+        import nvidia  # a namespace package that several NVIDIA wheels share: look in each folder
+    except ImportError:
+        nvidia = None
+    for folder in getattr(nvidia, "__path__", []):
+        if (Path(folder) / "cu13" / "bin" / "cuobjdump").is_file():
+            return Path(folder) / "cu13" / "bin" / "cuobjdump"
+    raise FileNotFoundError("nvidia/cu13/bin/cuobjdump: pip install nvidia-cuda-cuobjdump (requirements.txt)")
+
+
+def gpu_code(binary: Path) -> dict[str, list[str]]:
+    """The architectures of the SASS (``--list-elf``) and of the PTX (``--list-ptx``) in ``binary``."""
+    listing = run([cuobjdump(), "--list-elf", "--list-ptx", binary]).stdout  # "ELF file 1: x.1.sm_90.cubin"
+    found = {"sass": re.findall(r"^ELF file.*\.(sm_\w+)\.cubin$", listing, re.M),
+             "ptx": re.findall(r"^PTX file.*\.(sm_\w+)\.ptx$", listing, re.M)}
+    # By the architecture's number, so that sm_100 comes after sm_90.
+    return {kind: sorted(set(archs), key=lambda a: int(re.sub(r"\D", "", a))) for kind, archs in found.items()}
+# [gpu_code.end]
 
 
 def extract_library(wheel: Path, folder: Path) -> Path:

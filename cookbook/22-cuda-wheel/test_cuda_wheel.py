@@ -12,14 +12,23 @@ from pathlib import Path
 
 import pytest
 
-from ffi_cookbook.testing import gpu_architectures, needs_cuda
-
 HERE = Path(__file__).resolve().parent
 # The helpers next to this file, loaded by file name (pytest's importlib mode adds no folder to sys.path).
 spec = importlib.util.spec_from_file_location("cuda_wheel", HERE / "cuda_wheel.py")
 cuda_wheel = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(cuda_wheel)
 pytestmark = pytest.mark.skipif(shutil.which("nvcc") is None, reason="needs nvcc on PATH (the template is CUDA)")
+
+
+def cuda_gpu() -> bool:
+    try:
+        import torch  # not in requirements.txt: without torch there is no GPU launch to check
+    except ImportError:
+        return False
+    return torch.cuda.is_available()
+
+
+needs_cuda = pytest.mark.skipif(not cuda_gpu(), reason="needs a CUDA GPU (none visible to torch)")
 
 
 @pytest.fixture(scope="module")
@@ -47,7 +56,7 @@ def venv(request, wheels, tmp_path_factory):
 
 
 def test_sass_for_three_architectures_and_ptx_for_the_newest(library):
-    assert gpu_architectures(library) == {"sass": ["sm_80", "sm_90", "sm_100"], "ptx": ["sm_100"]}
+    assert cuda_wheel.gpu_code(library) == {"sass": ["sm_80", "sm_90", "sm_100"], "ptx": ["sm_100"]}
 
 
 def test_repaired_wheel_is_manylinux_py3_and_bundles_no_runtime(wheels):
