@@ -1,8 +1,8 @@
 // NVSHMEM on TVM FFI: start NVSHMEM from Python, allocate tensors on the
 // symmetric heap, and have every PE put its tensor into its right neighbour's.
 //
-// Built with -rdc=true and linked against nvshmem_device / nvshmem_host (the
-// ffi_cookbook CMake package does both for *_nvshmem.cu sources).
+// Built with -rdc=true and linked against nvshmem_device / nvshmem_host (this
+// folder's CMakeLists.txt does both).
 #include <ffi_cookbook/alloc_nvshmem.h>
 #include <ffi_cookbook/check.h>
 #include <ffi_cookbook/stream.h>
