@@ -155,9 +155,9 @@ $(DOXYGEN_XML): conf/Doxyfile $(HEADERS) | doxygen-tool
 	( cat conf/Doxyfile; echo "OUTPUT_DIRECTORY = $(BUILD)/doxygen" ) | doxygen -
 	$(call phase,doxygen,end)
 
-# Builds and generated files go under $(BUILD), never beside the sources, so a
-# recipe folder stays exactly as tracked (build_dir_for in python/ffi_cookbook/build.py);
-# Python's bytecode caches too. With PYTHONPYCACHEPREFIX set, Python reads bytecode only from
+# Generated files go under $(BUILD), never beside the sources (a folder's CMake build goes into
+# its own build/, which git ignores: build_dir_for in tools/cmake_build.py); Python's bytecode
+# caches too. With PYTHONPYCACHEPREFIX set, Python reads bytecode only from
 # there (not from the venv's __pycache__), so a PYTHONDONTWRITEBYTECODE from the environment
 # would make every process compile every module it imports again (torch: 3.8 s instead of 2.0).
 unexport PYTHONDONTWRITEBYTECODE

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from ffi_cookbook.build import cmake_build
+from tools.cmake_build import cmake_build
 
 
 @pytest.fixture(scope="module", autouse=True)

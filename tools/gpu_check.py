@@ -455,7 +455,7 @@ def build_recipes() -> None:
     """Every recipe folder built into its build/ (its README's commands), before the tests and
     notebooks that use them start side by side: then neither builds a folder the other uses."""
     sys.path.insert(0, str(ROOT))
-    from ffi_cookbook.build import cmake_build
+    from tools.cmake_build import cmake_build
 
     for folder in sorted((ROOT / "cookbook").glob("[0-9][0-9]-*/CMakeLists.txt")):
         cmake_build(folder.parent, verbose=False)

@@ -24,7 +24,7 @@ def default_libraries() -> list[Path]:
     folder is built."""
     import ffi_cookbook
     from tools import takeaway
-    from ffi_cookbook.build import build_root, cmake_build
+    from tools.cmake_build import build_root, cmake_build
     from tools.recipe_runs import RUNS, build_of_run
     from tools.takeaway_venv import inputs_key
 
@@ -54,7 +54,7 @@ def new_library_copy() -> Path:
     the template changed)."""
     import shutil
 
-    from ffi_cookbook.build import build_root
+    from tools.cmake_build import build_root
     from ffi_cookbook.kernel_library import library_files, write_files
 
     dest = build_root(ROOT) / "fuzz" / "newlib"
@@ -91,7 +91,7 @@ def projects() -> list[Path]:
 
 def probe_library(name: str = "libhelper_probe.so") -> Path:
     """A library of tests/probe (built when needed)."""
-    from ffi_cookbook.build import cmake_build
+    from tools.cmake_build import cmake_build
 
     return cmake_build(ROOT / "tests" / "probe", "-DFFI_COOKBOOK_CUDA=OFF", verbose=False) / name
 

@@ -7,7 +7,7 @@ import pytest
 import torch
 import tvm_ffi
 
-from ffi_cookbook.build import cmake_build
+from tools.cmake_build import cmake_build
 
 
 @pytest.fixture(scope="module")

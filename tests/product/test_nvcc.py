@@ -7,7 +7,7 @@ import sys
 import pytest
 
 from ffi_cookbook.config import include_dir
-from ffi_cookbook.testing import needs_nvcc, nvshmem_available
+from tests.needs import needs_nvcc, nvshmem_available
 
 TVM_FFI_INCLUDE = subprocess.run([sys.executable, "-m", "tvm_ffi.config", "--includedir"],
                                  capture_output=True, text=True, check=True).stdout.strip()

@@ -4,7 +4,7 @@ Each recipe finds tvm_ffi's CMake package through the Python it is given and set
 library up with ``tvm_ffi_configure_target``. What this repository's builds need
 besides (a compiler cache, sanitizer flags, the checkout's helper headers) comes
 from outside: launcher variables, CMake's flag variables, -D options
-(``ffi_cookbook.build.checkout_environment``, tests/sanitize).
+(``tools.cmake_build.checkout_environment``, tests/sanitize).
 """
 
 import re

@@ -1,6 +1,6 @@
 """Recipe and page code folders in a checkout hold only their tracked sources.
 
-Builds go out of tree (``ffi_cookbook.build.build_dir_for``), so after
+Builds go out of tree (``tools.cmake_build.build_dir_for``), so after
 ``make docs`` and the tests a folder such as ``cookbook/10-rmsnorm`` is exactly as
 tracked and can be copied at any time. A self-contained copy that builds alone
 is the recipe's zip (tests/product/test_recipe_zips.py runs each one).

@@ -16,7 +16,7 @@ import os
 import re
 from pathlib import Path
 
-from ffi_cookbook.build import build_root
+from tools.cmake_build import build_root
 
 ROOT = Path(__file__).resolve().parents[2]
 HERE = Path(__file__).resolve().parent

@@ -12,7 +12,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from ffi_cookbook.build import BUILDS_ELSEWHERE_ENV
+from tools.cmake_build import BUILDS_ELSEWHERE_ENV
 from tests.sanitize import FLAGS, REPORT, ROOT, default_build, sanitizer_env
 
 
@@ -86,7 +86,7 @@ def build_all(build: Path) -> None:
     at a time, unsanitized). Checkout folders build under ``<build>/cmake``."""
     os.environ["FFI_COOKBOOK_BUILD_DIR"] = str(build)
     os.environ[BUILDS_ELSEWHERE_ENV] = str(build / "cmake")
-    from ffi_cookbook.build import cmake_build
+    from tools.cmake_build import cmake_build
     from tests.fuzz.run import new_library_copy, projects
 
     folders = [recipe_copy(build, f.name) if f.parent == ROOT / "cookbook" else f for f in projects()]

@@ -19,8 +19,8 @@ import pytest
 import torch
 import tvm_ffi
 
-from ffi_cookbook.build import cmake_build
-from ffi_cookbook.testing import needs_cuda
+from tools.cmake_build import cmake_build
+from tests.needs import needs_cuda
 
 CODE = Path(__file__).resolve().parents[2] / "docs" / "guides" / "code"
 KDLCUDA = int(tvm_ffi.DLDeviceType.kDLCUDA)

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from ffi_cookbook.testing import cuda_available
+from tests.needs import cuda_available
 
 GPU_WORDS = re.compile(r"\bGPUs?\b|\bCUDA\b|NVSHMEM")
 LAST_LINE = re.compile(r"gpu-check: (\d+) tests, (\d+) notebooks, (\d+) benchmarks, (\d+) sanitizer runs planned; "
@@ -151,12 +151,10 @@ def test_a_cuda_entry_error_names_its_source_relative_to_the_folder(root):
     import torch
     import tvm_ffi
 
-    from ffi_cookbook.build import cmake_build
-    from ffi_cookbook.testing import build_dir
+    from tools.cmake_build import cmake_build
 
     folder = root / "cookbook" / "06-cuda-streams"
-    cmake_build(folder, verbose=False)
-    lib = build_dir(folder / "test_stream.py") / "libcuda_streams.so"
+    lib = cmake_build(folder, verbose=False) / "libcuda_streams.so"
     mod = tvm_ffi.load_module(str(lib))
     if not hasattr(mod, "scale_on_stream_cuda"):
         pytest.skip("nvcc was not found: recipe 06's CUDA entry was not built")
@@ -208,24 +206,29 @@ def test_on_a_gpu_box_the_plan_is_made_with_the_gpus_hidden(monkeypatch):
     assert sys.path[0] == str(gpu_check.ROOT / "python")
 
 
-def test_a_recipe_notebook_that_stops_keeps_its_cells_up_to_the_error(tmp_path):
+def test_a_notebook_that_stops_keeps_its_cells_up_to_the_error(tmp_path):
     """The GPU run kept no output of the notebooks that stopped, so the failing cell was unknown."""
+    import jupytext
     import nbformat
 
-    from tools.recipe_runs import RUNNER
+    from tools.gpu_notebooks import execute
 
     nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell('print("first cell ran")'),
                                          nbformat.v4.new_code_cell("assert 1 == 2, 'the second cell fails'"),
                                          nbformat.v4.new_code_cell('print("never")')])
-    nbformat.write(nb, tmp_path / "notebook.ipynb")
-    executed = tmp_path / "executed.ipynb"
-    done = subprocess.run([sys.executable, "-I", str(RUNNER), "notebook.ipynb", "--out", str(executed),
-                           "--timeout", "60"], cwd=tmp_path, capture_output=True, text=True, timeout=300)
-    assert done.returncode != 0
-    cells = nbformat.read(executed, as_version=4).cells
-    assert cells[0].outputs[0]["text"] == "first cell ran\n"
-    assert cells[1].outputs[0]["evalue"] == "the second cell fails"
-    assert not cells[2].outputs
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    page = tmp_path / "page" / "notebook.md"
+    page.parent.mkdir()
+    jupytext.write(nb, page, fmt="md:myst")
+    out = tmp_path / "out"
+    out.mkdir()
+    name, _, error = execute(page, out, {"device": "test"})
+    assert "the second cell fails" in error
+    cells = nbformat.read(out / f"{name}.ipynb", as_version=4).cells
+    code = [c for c in cells if c.cell_type == "code"]
+    assert code[0].outputs[0]["text"] == "first cell ran\n"
+    assert code[1].outputs[0]["evalue"] == "the second cell fails"
+    assert not code[2].outputs
 
 
 # ------------------------------------------------------------ what the H200 run of 587c9e5 found

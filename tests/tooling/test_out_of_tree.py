@@ -1,6 +1,6 @@
 """A folder builds into its own build/, which git ignores, so a recipe folder stays as tracked.
 
-ffi_cookbook.build.build_dir_for is the rule: ``<folder>/build``, as a recipe's README says;
+tools.cmake_build.build_dir_for is the rule: ``<folder>/build``, as a recipe's README says;
 the sanitizer run alone sends the checkout's builds elsewhere (``$FFI_COOKBOOK_CMAKE_BUILDS``).
 """
 
@@ -9,7 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from ffi_cookbook.build import BUILD_DIR_ENV, BUILDS_ELSEWHERE_ENV, build_dir_for, checkout_environment, cmake_build, cmake_commands
+from tools.cmake_build import BUILD_DIR_ENV, BUILDS_ELSEWHERE_ENV, build_dir_for, checkout_environment, cmake_build, cmake_commands
 
 RECIPE = Path("cookbook") / "02-tensor-and-view"  # its notebook also writes a generated source
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from ffi_cookbook.build import cmake_build
+from tools.cmake_build import cmake_build
 from tests.sanitize import FLAGS, rpath_dlopen_folders, sanitizer_env
 from tests.sanitize.__main__ import NOTHING_INSTRUMENTED
 
@@ -37,20 +37,29 @@ def test_library_is_instrumented(sanitized_build):
 
 def test_the_run_builds_every_project_the_fuzz_calls_sanitized(monkeypatch, tmp_path):
     """The fuzz calls the libraries of projects() and of the `ffi-cookbook new` project; the
-    run builds each with the sanitizer flags before pytest starts."""
-    import ffi_cookbook.build
+    run builds each with the sanitizer flags before pytest starts (a recipe: its copy)."""
+    import tools.cmake_build
     from tests.fuzz.run import new_library_copy, projects
     from tests.sanitize import __main__ as run
 
     built = {}
-    monkeypatch.setattr(ffi_cookbook.build, "cmake_build", lambda folder, *flags, **kw: built.setdefault(folder, flags))
+    monkeypatch.setattr(tools.cmake_build, "cmake_build", lambda folder, *flags, **kw: built.setdefault(folder, flags))
     monkeypatch.setenv("FFI_COOKBOOK_BUILD_DIR", str(tmp_path))
+    def copy(build, name):  # what flags_for reads of the copy
+        folder = build / "cookbook" / name
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / "CMakeLists.txt").write_text((ROOT / "cookbook" / name / "CMakeLists.txt").read_text())
+        return folder
+
+    monkeypatch.setattr(run, "recipe_copy", copy)
     run.build_all(tmp_path)
-    assert set(built) == set(projects()) | {new_library_copy(), ROOT / "tests" / "probe"}
+    recipes = {f for f in projects() if f.parent == ROOT / "cookbook"}
+    copies = {tmp_path / "cookbook" / f.name for f in recipes}
+    assert set(built) == (set(projects()) - recipes) | copies | {new_library_copy(), ROOT / "tests" / "probe"}
     assert all(run.FLAGS[1] in flags and run.FLAGS[1].startswith("-DCMAKE_CXX_FLAGS=-fsanitize=")
                for flags in built.values())
     cuda_kept = {folder.relative_to(ROOT).as_posix() for folder, flags in built.items()
-                 if "-DCMAKE_CUDA_COMPILER=OFF" not in flags}
+                 if "-DCMAKE_CUDA_COMPILER=OFF" not in flags and folder.is_relative_to(ROOT)}
     assert cuda_kept == {"cookbook/22-cuda-wheel/template"}  # project(... CUDA): nvcc is required
 
 

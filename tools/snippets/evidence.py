@@ -28,7 +28,7 @@ import tomllib
 from functools import cached_property
 from pathlib import Path
 
-from ffi_cookbook.build import build_root
+from tools.cmake_build import build_root
 from tools.takeaway import strip_markers
 from tools.recipe_runs import RUNS
 
@@ -73,7 +73,7 @@ class Evidence:
         """Every build folder (one holding build.ninja, CMakeCache.txt or compile_commands.json,
         the record a page's own compile leaves: docs/_code/first_kernel.py) under the root, and
         under <build root>/cmake, where the builds of the checkout's folders go
-        (`$FFI_COOKBOOK_BUILD_DIR`, else root/_build; see ffi_cookbook.build.build_dir_for),
+        (`$FFI_COOKBOOK_BUILD_DIR`, else root/_build; see tools.cmake_build.build_dir_for),
         and under <build root>/recipe-runs."""
         found = []
         for top in [self.root, self.build_root / "cmake", self.build_root / RUNS]:
