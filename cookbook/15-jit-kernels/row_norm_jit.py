@@ -19,11 +19,10 @@ from pathlib import Path
 import tvm_ffi
 import tvm_ffi.cpp
 
-from ffi_cookbook.build import build_dir_for, include_dir_for
-
 HERE = Path(__file__).resolve().parent
-PREBUILT = build_dir_for(HERE) / "librow_norm.so"  # built by this folder's CMakeLists.txt
-DEFAULT_CACHE = build_dir_for(HERE) / "tvm-ffi-cache"
+PREBUILT = HERE / "build" / "librow_norm.so"  # built by the README's cmake commands
+DEFAULT_CACHE = HERE / "build" / "tvm-ffi-cache"
+INCLUDE = HERE / "include"  # the cookbook's ffi_cookbook/*.h, as CMakeLists.txt includes them
 
 # [row_norm_codegen.begin]
 C_TYPES = {"float32": "float", "float64": "double"}
@@ -75,7 +74,7 @@ def jit_library(dtype: str, n: int, unroll: int, device: str = "cpu", *,
     return Path(tvm_ffi.cpp.build_inline(
         export_name(dtype, n, unroll, device),
         **{"cuda_sources" if device == "cuda" else "cpp_sources": source},
-        extra_include_paths=include_paths or [str(HERE), str(include_dir_for(HERE))],
+        extra_include_paths=include_paths or [str(HERE), str(INCLUDE)],
         extra_cflags=extra_cflags))
 # [row_norm_cache.end]
 
