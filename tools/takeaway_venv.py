@@ -2,15 +2,15 @@
 
 It is made with ``python -m venv`` from the interpreter behind the project venv and
 holds apache-tvm-ffi, torch 2.13.0 (installed first, a CPU wheel, so that the
-recipes' ``torch>=`` ranges resolve to it), every recipe's requirements.txt, and
-the Jupyter tools that execute a notebook, and where nvcc is found the NVSHMEM wheel
+recipes' ``torch>=`` ranges resolve to it), every recipe's requirements.txt, ninja
+(the generator `make` selects for a new build folder), and where nvcc is found the NVSHMEM wheel
 a recipe's requirements.txt names for its optional part (as ``make venv`` does). ``ffi_cookbook`` is not installed, and
 the test asserts it. Under make it is kept in ``<build>/takeaway-venv`` and made
 again when its inputs change (:func:`ensure_venv`). Versions are constrained to the
 project's own pins, so pip takes them from its cache, and a requirements.txt range
 that excludes a pin fails.
-Used by the site build (docs/_ext/parallel_notebooks.py executes each recipe's notebook
-from its zip in it) and by the tests (the ``takeaway_venv`` fixture in tests/conftest.py).
+Used by `make test`'s runs of the recipes' zips (tools/recipe_runs.py: each README's
+commands) and by the tests (the ``takeaway_venv`` fixture in tests/conftest.py).
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 TORCH = "torch==2.13.0"
-NOTEBOOK_TOOLS = ["jupytext", "nbclient", "ipykernel", "ninja"]
+TOOLS = ["ninja"]  # what a README runs that no requirements.txt need name
 
 
 @dataclass
@@ -104,7 +104,7 @@ def requirement_lines() -> list[str]:
 def inputs_key() -> str:
     """What a take-away venv is made from: a venv made from other inputs is made again."""
     digest = hashlib.sha256()
-    parts = [sys.base_prefix, TORCH, " ".join(NOTEBOOK_TOOLS), project_pins(), str(bool(shutil.which("nvcc")))]
+    parts = [sys.base_prefix, TORCH, " ".join(TOOLS), project_pins(), str(bool(shutil.which("nvcc")))]
     parts += [*requirement_lines(), str(nvshmem_requirement())]
     for part in parts:
         digest.update(part.encode() + b"\0")
@@ -134,7 +134,7 @@ def make_venv(folder: Path) -> Venv:
     pip = [venv.python, "-m", "pip", "install", "-q"]
     venv.run(pip + [TORCH], cwd=folder)
     requirements = [f"-r{p}" for p in sorted((ROOT / "cookbook").glob("*/requirements.txt"))]
-    venv.run(pip + ["-c", constraints(folder / "constraints.txt"), *requirements, *NOTEBOOK_TOOLS],
+    venv.run(pip + ["-c", constraints(folder / "constraints.txt"), *requirements, *TOOLS],
              cwd=folder)
     nvshmem = nvshmem_requirement()
     if nvshmem and shutil.which("nvcc"):  # a reader with nvcc installs what an NVSHMEM recipe asks for
