@@ -5,7 +5,8 @@
 writes ``scale_triton.cubin`` (SASS for sm_90) and ``scale_triton_launch.h``, the launch
 facts that the compiled kernel fixes and the C++ launcher must follow: the kernel's name,
 the threads of one block, its shared memory and the parameters Triton appends to ours.
-Compiling needs Triton, not a GPU.
+Compiling needs Triton, not a GPU. The test and the notebook also use two helpers of this
+file: gpu_code (what a cubin holds, read with cuobjdump) and seconds_per_launch (do_bench).
 """
 
 from __future__ import annotations
@@ -51,6 +52,46 @@ def ptx_parameters(ptx: str) -> list[str]:
     """The kernel's parameter types as its PTX declares them, in order."""
     entry = re.search(r"\.entry\s+\w+\s*\((.*?)\)", ptx, re.S)
     return [" ".join(p.split()[1:-1]) for p in entry.group(1).split(",")] if entry else []
+
+
+def cuobjdump() -> Path:
+    """cuobjdump from the nvidia-cuda-cuobjdump wheel (a CUDA toolkit may have none of its own)."""
+    try:
+        import nvidia  # a namespace package that several NVIDIA wheels share: look in each folder
+    except ImportError:
+        nvidia = None
+    for folder in getattr(nvidia, "__path__", []):
+        if (Path(folder) / "cu13" / "bin" / "cuobjdump").is_file():
+            return Path(folder) / "cu13" / "bin" / "cuobjdump"
+    raise FileNotFoundError("nvidia/cu13/bin/cuobjdump: pip install nvidia-cuda-cuobjdump (requirements.txt)")
+
+
+def gpu_code(binary: Path) -> dict[str, list[str]]:
+    """The architectures of the SASS (``--list-elf``) and of the PTX (``--list-ptx``) in ``binary``."""
+    import subprocess
+
+    listing = subprocess.run([str(cuobjdump()), "--list-elf", "--list-ptx", str(binary)],
+                             capture_output=True, text=True, check=True).stdout  # "ELF file 1: x.sm_90a.cubin"
+    return {"sass": sorted(set(re.findall(r"^ELF file.*\.(sm_\w+)\.cubin$", listing, re.M))),
+            "ptx": sorted(set(re.findall(r"^PTX file.*\.(sm_\w+)\.ptx$", listing, re.M)))}
+
+
+# [launch_time.begin]
+def seconds_per_launch(launch, launches: int = 100) -> float:
+    """GPU time per call of ``launch()``, called ``launches`` times back to back.
+
+    triton.testing.do_bench times each call of its function between two CUDA events. One
+    small kernel alone would time the kernel; a burst keeps the GPU waiting for the next
+    launch, so the time per kernel is what a launch costs its caller.
+    """
+    from triton.testing import do_bench
+
+    def burst():
+        for _ in range(launches):
+            launch()
+
+    return do_bench(burst, return_mode="min") / 1e3 / launches  # do_bench answers in ms
+# [launch_time.end]
 
 
 # [launch_header.begin]

@@ -8,6 +8,7 @@ results are torch's, on the caller's stream; on another, the call says which to 
 
 import importlib.util
 import re
+import shutil
 import sys
 from pathlib import Path
 
@@ -16,12 +17,11 @@ import pytest
 import torch
 import tvm_ffi
 
-from ffi_cookbook.build import built_variants
-from ffi_cookbook.testing import best_gpu_seconds, build_dir, gpu_architectures, needs_cuda, needs_nvcc
-
 HERE = Path(__file__).resolve().parent
-BUILD = build_dir(__file__)
+BUILD = HERE / "build"
 
+needs_cuda = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU (none visible to torch)")
+needs_nvcc = pytest.mark.skipif(shutil.which("nvcc") is None, reason="needs nvcc on PATH")
 pytestmark = needs_nvcc  # without the CUDA toolkit CMake builds nothing here
 
 
@@ -34,7 +34,8 @@ def _load(module_file):
 
 @pytest.fixture(scope="module")
 def build():
-    if not built_variants(BUILD)["cuda"]:  # the toolkit is there, but the build was configured without it
+    cache = (BUILD / "CMakeCache.txt").read_text()  # CMake's record of the CUDA compiler it found
+    if not re.search(r"^CMAKE_CUDA_COMPILER:\w+=\S*nvcc$", cache, re.M):  # the toolkit is there, but CUDA was off
         pytest.skip("this build has no CUDA part (configured with CUDA off)")
     return BUILD
 
@@ -57,7 +58,7 @@ def gpu_arch() -> int:
 
 
 def test_cubin_is_sass_for_the_configured_architecture_only(build, facts):
-    found = gpu_architectures(build / "scale_triton.cubin")
+    found = _load("scale_triton.py").gpu_code(build / "scale_triton.cubin")
     # sm_90a on Hopper: Triton compiles for the architecture-specific form there
     assert len(found["sass"]) == 1 and re.fullmatch(rf"sm_{facts['kArch']}a?", found["sass"][0]), found
     assert found["ptx"] == []
@@ -152,6 +153,6 @@ def test_launch_from_tvm_ffi_costs_no_more_than_tritons_own(mod, facts):
     grid = ((x.numel() + scale_triton.BLOCK - 1) // scale_triton.BLOCK,)
     launch_triton = scale_triton.scale_kernel[grid]
     launch_triton(x, y, 2.0, x.numel(), BLOCK=scale_triton.BLOCK)  # its first launch compiles: not timed
-    ours, tritons = best_gpu_seconds([lambda: mod.scale_triton(x, y, 2.0),
-                                      lambda: launch_triton(x, y, 2.0, x.numel(), BLOCK=scale_triton.BLOCK)])
+    ours = scale_triton.seconds_per_launch(lambda: mod.scale_triton(x, y, 2.0))
+    tritons = scale_triton.seconds_per_launch(lambda: launch_triton(x, y, 2.0, x.numel(), BLOCK=scale_triton.BLOCK))
     assert ours <= tritons * 1.1, f"tvm_ffi {ours * 1e6:.1f} us, Triton's launcher {tritons * 1e6:.1f} us"
