@@ -10,9 +10,8 @@ from pathlib import Path
 
 import tvm_ffi
 
-from ffi_cookbook.build import build_dir_for
-
-LIBRARY = build_dir_for(Path(__file__).resolve().parent) / "libobjects.so"
+HERE = Path(__file__).resolve().parent
+LIBRARY = HERE / "build" / "libobjects.so"  # built by the README's cmake commands
 
 # [running_stats_python.begin]
 library = tvm_ffi.load_module(str(LIBRARY))  # registers cookbook.RunningStats

@@ -12,11 +12,9 @@ import pytest
 import torch
 import tvm_ffi
 
-from ffi_cookbook.testing import build_dir
-
 HERE = Path(__file__).resolve().parent
-LIBRARY = build_dir(__file__) / "libobjects.so"
-UNLOADABLE = build_dir(__file__) / "libobjects_unloadable.so"
+LIBRARY = HERE / "build" / "libobjects.so"  # the README's cmake commands build both
+UNLOADABLE = HERE / "build" / "libobjects_unloadable.so"
 
 
 def _load(module_file):
