@@ -8,8 +8,8 @@ template recipe into the next free number and renames its exports), and shows th
 - the site builds from the copy with ``-W -n`` (notebooks not executed: the pages and their
   links, the gallery and the table of contents), the new page placed where its front matter
   says (after the template, among the basics);
-- its zip goes through the recipe pipeline (build, notebook, README tests, in the site
-  build's take-away venv) and the checks of tests/one_recipe.py that concern it pass in the
+- its zip goes through the recipe pipeline (its README's build and tests, in the take-away
+  venv) and the checks of tests/one_recipe.py that concern it pass in the
   copy, as ``make recipe`` runs them (the checks of every built page need the executed site);
 - with ``FFI_COOKBOOK_NEW_RECIPE_RUN=make``: ``make recipe R=<new>`` itself runs in the copy,
   with a build folder of its own (it builds the runtime and the whole site: about as long as
