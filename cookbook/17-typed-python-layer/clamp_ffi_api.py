@@ -3,7 +3,7 @@
 Everything between a ``tvm-ffi-stubgen(begin)`` and ``tvm-ffi-stubgen(end)`` line
 is generated from the signatures the loaded library registered; regenerate with
 
-    tvm-ffi-stubgen --dlls <build folder>/libscaled_clamp.so clamp_ffi_api.py
+    tvm-ffi-stubgen --dlls build/libscaled_clamp.so clamp_ffi_api.py
 
 and ``--check`` tells whether this file is up to date. The stubs type tensors as
 ``DLPackTensor`` (the ``ty-map`` line): anything with ``__dlpack_device__``,
@@ -25,12 +25,10 @@ from pathlib import Path
 
 import tvm_ffi
 
-from ffi_cookbook.build import build_dir_for
-
 # [clamp_ffi_load.begin]
 # tvm-ffi-stubgen(ty-map): Tensor -> dlpack_tensor.DLPackTensor
 # Loading the library registers cookbook_typed.scaled_clamp; the block below binds it here.
-LIB = tvm_ffi.load_module(str(build_dir_for(Path(__file__).resolve().parent) / "libscaled_clamp.so"))
+LIB = tvm_ffi.load_module(str(Path(__file__).resolve().parent / "build" / "libscaled_clamp.so"))
 # [clamp_ffi_load.end]
 
 # [clamp_ffi_stub.begin]

@@ -12,10 +12,8 @@ import pytest
 import torch
 import tvm_ffi
 
-from ffi_cookbook.testing import build_dir
-
 HERE = Path(__file__).resolve().parent
-LIBRARY = build_dir(__file__) / "libscaled_clamp.so"
+LIBRARY = HERE / "build" / "libscaled_clamp.so"  # the README's cmake commands build it
 sys.path.insert(0, str(HERE))  # clamp_api imports clamp_ffi_api by name, as mypy sees them
 import dlpack_tensor  # noqa: E402  (after the path above)
 
@@ -32,7 +30,7 @@ def stubgen(*args):
 
 
 def mypy(*files):
-    cache = build_dir(__file__) / "mypy-cache"
+    cache = HERE / "build" / "mypy-cache"
     return subprocess.run([sys.executable, "-m", "mypy", "--strict", "--follow-imports=silent", "--no-color-output",
                            "--cache-dir", str(cache), *files], cwd=HERE, capture_output=True, text=True)
 
