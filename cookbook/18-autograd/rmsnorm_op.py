@@ -2,8 +2,8 @@
 
 Two custom ops, the forward (returning y and the per-row rstd it saves) and the
 backward, each with a fake implementation so torch.compile can trace them; the
-autograd formula connects them. The kernels are in librmsnorm_grad.so, built by
-this folder's CMakeLists into its build folder.
+autograd formula connects them. The kernels are in build/librmsnorm_grad.so, built by
+the README's cmake commands.
 """
 
 from pathlib import Path
@@ -11,9 +11,8 @@ from pathlib import Path
 import torch
 import tvm_ffi
 
-from ffi_cookbook.build import build_dir_for
-
-LIBRARY = build_dir_for(Path(__file__).resolve().parent) / "librmsnorm_grad.so"
+HERE = Path(__file__).resolve().parent
+LIBRARY = HERE / "build" / "librmsnorm_grad.so"
 _mod = tvm_ffi.load_module(str(LIBRARY))
 
 
