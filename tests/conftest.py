@@ -33,7 +33,7 @@ def takeaway_venv(tmp_path_factory) -> Venv:
 
 #: Tests that each build and run a whole recipe in a fresh venv: minutes each, so one file of them
 #: would be the last worker's alone.
-SPREAD = {"test_zip_builds_passes_and_runs_its_notebook_alone"}
+SPREAD = {"test_zip_builds_and_passes_its_tests_alone"}
 
 
 # tryfirst: pytest-xdist's worker plug-in registers after this conftest, so its hook (which

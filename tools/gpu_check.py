@@ -8,7 +8,7 @@ The plan:
 
 - **tests**: every test that skips on a machine without a GPU, found by pytest's own
   collection (``tests`` and ``cookbook``): a ``skipif`` mark whose condition holds here and
-  whose reason names a GPU, CUDA or NVSHMEM (``ffi_cookbook.testing.needs_cuda``,
+  whose reason names a GPU, CUDA or NVSHMEM (a recipe test's own ``needs_cuda``,
   ``needs_nvshmem``, ``skipif(not torch.cuda.is_available(), ...)``, JAX's GPU check);
 - **notebooks**: every notebook of the site, in its folder as the site build runs it
   (tools/gpu_notebooks.py), so that every page's stored GPU run comes from one commit; the

@@ -79,7 +79,7 @@ WARMUP_MS, REP_MS = 2, 8  # do_bench's warm-up and repetition time per call
 DECODE_MIN_S = 0.01  # torch.utils.benchmark's min_run_time per decode timing
 NCU_MIB, NCU_HIDDEN, NCU_DTYPE = 512, (1024, 4096), "bfloat16"
 EPS = 1e-6
-TOLERANCE = {"float32": (1.3e-6, 1e-5), "float16": (1e-3, 1e-3), "bfloat16": (8e-3, 8e-3)}  # ffi_cookbook.testing's
+TOLERANCE = {"float32": (1.3e-6, 1e-5), "float16": (1e-3, 1e-3), "bfloat16": (8e-3, 8e-3)}  # the recipes' (one rounding step)
 #: Seconds per (point, contestant) and fixed costs, for the plan (estimates for the H200 box).
 EST = {"imports": 8, "build": 20, "compile_graph": 4.5, "liger_kernel": 1.0, "checks": 3,
        "bench": (WARMUP_MS + REP_MS) / 1e3 + 0.002, "decode": DECODE_MIN_S * 1.5, "ncu_child": 6}

@@ -1,8 +1,10 @@
-"""ffi_cookbook: the TVM FFI Kernel Cookbook's recipe library and build helpers.
+"""ffi_cookbook: the TVM FFI Kernel Cookbook's recipe library, its catalog and the `ffi-cookbook` CLI.
 
 ``ffi_cookbook.load()`` loads the library built from ``runtime/`` (every
 recipe's kernels in one shared object) and ``variants()`` says which device
-variants it was built with.
+variants it was built with. The package holds what a pip user needs: this, the recipes
+(``catalog``: each recipe's self-contained folder, made when the wheel was built), the CLI
+(``get``, ``new``, ``add``, ``list``) and a CMake package for the helper headers.
 """
 
 from __future__ import annotations

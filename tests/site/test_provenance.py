@@ -19,7 +19,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 SITE = Path(os.environ.get("FFI_COOKBOOK_BUILD_DIR") or ROOT / "_build") / "html"
-TIMES = re.compile(r"\bperf_counter\(|\btimeit\b|\bns_per_call\(|\bbest_seconds\("  # best_seconds: ffi_cookbook.testing
+TIMES = re.compile(r"\bperf_counter\(|\btimeit\b|\bns_per_call\(|\bbest_seconds\("
                    r"|\bbenchmark\.Timer\(|\b(?:blocked|adaptive)_autorange\(|\bdo_bench\(")
 CELL = re.compile(r"```\{code-cell\}[^\n]*\n(.*?)```", re.S)
 #: a print whose text starts with "measured on:" (an f-string or a plain string, on its next line too)

@@ -31,32 +31,17 @@ def test_kernel_settings_are_part_of_the_digest(tmp_path, monkeypatch):
     assert kernel_settings_digest() not in ("", plain)
 
 
-def test_a_recipe_page_takes_the_outputs_of_the_same_code_only():
-    import nbformat
-    import pytest
-
-    from parallel_notebooks import take_outputs
-
-    def notebook(*sources):
-        return nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell("# title")]
-                                        + [nbformat.v4.new_code_cell(s) for s in sources])
-
-    page, ran = notebook("a = 1", "print(a)"), notebook("a = 1", "print(a)")
-    ran.cells[2].outputs = [nbformat.v4.new_output("stream", name="stdout", text="1\n")]
-    ran.cells[2].execution_count = 2
-    take_outputs(page, ran)
-    assert page.cells[2].outputs[0]["text"] == "1\n" and page.cells[2].execution_count == 2
-    with pytest.raises(ValueError, match="not the page's"):  # an import rewritten, say
-        take_outputs(notebook("a = 1", "print(a)"), notebook("a = 2", "print(a)"))
-
-
-def test_a_recipe_page_runs_again_when_its_zip_changes_or_was_not_run(tmp_path):
-    from notebook_sources import takeaway_digests
-
-    root = Path(__file__).resolve().parents[2]
-    notebooks = [root / "docs" / "cookbook" / "01-add-one" / "notebook.md", root / "docs" / "get-started.md"]
-    digests, unrecorded = takeaway_digests(notebooks, root / "docs", tmp_path)  # no record in an empty build folder
-    assert set(digests) == set(unrecorded) == {notebooks[0]}  # a guide page has no zip
+def test_a_recipe_page_runs_again_when_a_helper_header_changes(tmp_path):
+    """A recipe's include link is followed: a header it compiles is one of its sources."""
+    (tmp_path / "headers" / "ffi_cookbook").mkdir(parents=True)
+    header = tmp_path / "headers" / "ffi_cookbook" / "check.h"
+    header.write_text("// one\n")
+    recipe = tmp_path / "recipe"
+    recipe.mkdir()
+    (recipe / "include").symlink_to("../headers")
+    before = folder_digest(recipe)
+    header.write_text("// two\n")
+    assert folder_digest(recipe) != before
 
 
 def test_a_page_executed_by_the_workers_is_found_in_myst_nbs_cache(tmp_path):
@@ -65,14 +50,15 @@ def test_a_page_executed_by_the_workers_is_found_in_myst_nbs_cache(tmp_path):
     import nbformat
     from jupyter_cache import get_cache
     from jupyter_cache.base import CacheBundleIn
-    from parallel_notebooks import _execute_one
+    from parallel_notebooks import _execute_entry
 
     page = tmp_path / "page.ipynb"
     nbformat.write(nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("print(6 * 7)")],
                                             metadata={"kernelspec": {"name": "python3", "display_name": "Python 3",
                                                                      "language": "python"}}), page)
     executed = nbformat.read(page, as_version=4)
-    _execute_one(str(page), executed, None, 60, False)
+    *_, error, _ = _execute_entry(("page", str(page), executed, None), 60, False)
+    assert error is None
     assert executed.cells[0].outputs[0]["text"] == "42\n"
     cache = get_cache(tmp_path / "cache")
     record = cache.add_nb_to_project(str(page))

@@ -29,7 +29,7 @@ def test_one_recipe_keeps_its_own_tests_and_the_checks_of_every_page():
     own = [line for line in kept if "[" in line]
     assert own and all("05-dtype-dispatch" in line for line in own), own
     assert {line.split("[")[0] for line in kept} - {line.split("[")[0] for line in own} <= EVERY_PAGE
-    for test in ("test_recipe_zips.py::test_zip_builds_passes_and_runs_its_notebook_alone",
+    for test in ("test_recipe_zips.py::test_zip_builds_and_passes_its_tests_alone",
                  "test_page_prose.py::test_prose_tells_no_history", "test_zip_contents.py::test_no_path_outside_the_folder"):
         assert any(test in line for line in own), test
     assert not any("02-tensor-and-view" in line or "05-dtype-dispatch-" in line for line in kept)
