@@ -33,6 +33,11 @@ NOTHING_INSTRUMENTED = {
        "kernels compiled at run time by tvm_ffi.cpp with its own flags, not the run's (and a torch "
        "extension); the file's other tests run the same kernels in the test process"
        for name in ["test_four_processes_compile_once", "test_torch_extension_computes_the_same"]},
+    **{f"cookbook/15-jit-kernels/test_row_norm.py::{name}":
+       "tests of the JIT cache (what changes its key, what rebuilds): the kernels they compile use "
+       "tvm_ffi.cpp's own flags, not the run's, so nothing instrumented runs"
+       for name in ["test_what_changes_the_cache_key", "test_what_rebuilds_under_the_same_key",
+                    "test_cuda_source_compiles_through_jit"]},
     **{f"cookbook/16-objects-and-callbacks/test_objects.py::{name}":
        "children that watch the dynamic loader (unmapping, NODELETE pinning, a second copy's "
        "abort); the object code they run is what the file's other tests run in the test process"
