@@ -41,11 +41,6 @@ DOXYGEN_XML := $(BUILD)/doxygen/xml/index.xml
 # recipe (in $(BUILD)/zip-tests/<recipe>) reuses the objects of make test's run of the same
 # zip (in $(BUILD)/recipe-runs/<recipe>), and so does a clone in another folder. Each compile's result (hit or miss) is logged to
 # $(BUILD)/timing/ccache-stats.log, which `tools/bench_loop.py report` counts.
-# The compiler then sees a recipe's files as ../x.cc and ../include/ffi_cookbook/y.h
-# (from <recipe>/build); CXXFLAGS, which CMake reads when it configures a new
-# folder, maps "../" away, so a traceback names x.cc and include/ffi_cookbook/y.h
-# as a reader's own build does (tvm_ffi_configure_target maps the absolute folder).
-# None of this is in a recipe's CMakeLists.txt.
 CCACHE ?= $(abspath $(VENV))/bin/ccache
 COMPILER_CACHE ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/ffi-cookbook/ccache
 ifneq ($(CCACHE),)
@@ -57,7 +52,6 @@ CCACHE_LAUNCHER := env;CCACHE_DIR=$(CCACHE_DIR);CCACHE_BASEDIR=$(CCACHE_BASEDIR)
 export CMAKE_C_COMPILER_LAUNCHER := $(CCACHE_LAUNCHER)
 export CMAKE_CXX_COMPILER_LAUNCHER := $(CCACHE_LAUNCHER)
 export CMAKE_CUDA_COMPILER_LAUNCHER := $(CCACHE_LAUNCHER)
-export CXXFLAGS += -ffile-prefix-map=../=
 endif
 # A new build folder (a recipe's build/, configured by its notebook or README with a plain
 # `cmake -S . -B build`) uses Ninja where it is on PATH: its build.ninja and `ninja -t deps` are
@@ -65,6 +59,11 @@ endif
 ifneq ($(shell command -v ninja),)
 export CMAKE_GENERATOR := Ninja
 endif
+# Ninja names a folder's sources ../x.cc from its build/; CXXFLAGS and CUDAFLAGS (read when CMake
+# configures a new folder) map "../" away, so a traceback names x.cc, as a reader's own build
+# does (tvm_ffi_configure_target maps the folder's absolute path). Not in any CMakeLists.txt.
+export CXXFLAGS += -ffile-prefix-map=../=
+export CUDAFLAGS += -Xcompiler=-ffile-prefix-map=../=
 # Each configure of a new folder by `make` is told what CMake would find out by compiling
 # test programs (conf/known-compilers.cmake, not part of any recipe's CMakeLists.txt): where
 # nvcc is, and what CMake learnt about each compiler when it configured conf/compiler-facts

@@ -1,12 +1,13 @@
 """The site built by `make docs` has no warnings and shows executed notebooks.
 
-`make test` builds the site first (Sphinx with -W --keep-going -n, every
-notebook executed by myst-nb); these tests check what that build left behind.
+`make docs` builds the site (Sphinx with -W --keep-going -n, every notebook executed by
+docs/_ext/parallel_notebooks.py) and then runs these tests on what that build left behind.
 """
 
 import html as html_lib
 import os
 import re
+from pathlib import Path
 
 import pytest
 
@@ -117,3 +118,14 @@ def test_cookbook_index_groups_recipes_by_level(root, html):
     for card in cards:
         badges = re.findall(r'sd-badge[^>]*>([^<]+)<', card)
         assert len(badges) == 2 and badges[0] in levels and badges[1] in {"CPU", "CUDA GPU", "NVSHMEM, several GPUs"}, badges
+
+
+def test_site_report_has_nothing_unverified(root):
+    """The snippet checker's report (make snippets) is on its page and found nothing unverified."""
+    import json
+
+    site = Path(os.environ.get("FFI_COOKBOOK_BUILD_DIR") or root / "_build")  # make's $(BUILD)
+    report = json.loads((site / "snippets" / "report.json").read_text())
+    assert report["summary"].endswith(" 0 unverified, " + str(len(report["exempt"])) + " exempt")
+    page = (site / "html" / "snippets.html").read_text()
+    assert report["summary"] in page
