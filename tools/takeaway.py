@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import re
 import stat
 import sys
@@ -120,6 +121,52 @@ def write_zip(files: dict[str, bytes], top: str, path: str | Path) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_bytes(zip_bytes(files, top))
     return path
+
+
+# -- the whole cookbook as one archive ---------------------------------------------------
+
+#: Never part of the source archive when git cannot say what is tracked: builds, venvs, caches.
+NOT_SOURCE = {".git", ".venv", "_build", "build", "__pycache__", ".ipynb_checkpoints", ".pytest_cache"}
+
+
+def source_names(root: Path) -> list[str]:
+    """The repository's files under ``root``: what git lists (tracked, and new files it does not
+    ignore), or, outside a git checkout (an unpacked archive), every file but builds and caches."""
+    import subprocess
+
+    done = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+                          cwd=root, capture_output=True, text=True)
+    if done.returncode == 0 and (root / ".git").exists():
+        return sorted(n for n in done.stdout.split("\0") if n and os.path.lexists(root / n))
+    names = []
+    for top, dirs, files in os.walk(root):
+        dirs[:] = sorted(d for d in dirs if d not in NOT_SOURCE)
+        names += [str((Path(top) / f).relative_to(root)) for f in files]
+        names += [str((Path(top) / d).relative_to(root)) for d in dirs if (Path(top) / d).is_symlink()]
+    return sorted(names)
+
+
+def source_archive(root: Path, top: str = "ffi-cookbook") -> bytes:
+    """The repository's files as a ``.tar.gz`` under ``top/``: links kept as links, the executable
+    bit kept, fixed owners and times, so the same files give the same bytes."""
+    import gzip
+    import tarfile
+
+    buffer = io.BytesIO()
+    with gzip.GzipFile(fileobj=buffer, mode="wb", mtime=0) as packed, \
+            tarfile.open(fileobj=packed, mode="w", format=tarfile.PAX_FORMAT) as archive:
+        for name in source_names(root):
+            path = root / name
+            info = tarfile.TarInfo(f"{top}/{name}")
+            info.mtime, info.uid, info.gid, info.uname, info.gname = 315532800, 0, 0, "", ""
+            if path.is_symlink():
+                info.type, info.linkname, info.mode = tarfile.SYMTYPE, os.readlink(path), 0o777
+                archive.addfile(info)
+                continue
+            data = path.read_bytes()
+            info.size, info.mode = len(data), 0o755 if os.access(path, os.X_OK) else 0o644
+            archive.addfile(info, io.BytesIO(data))
+    return buffer.getvalue()
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,8 +1,10 @@
-"""Download links: each recipe as a zip and a notebook, each page's code folder as a zip.
+"""Download links: each recipe as a zip and a notebook, each page's code folder as a zip, and
+the whole cookbook as one archive.
 
 Every recipe page gets "Download notebook (.ipynb)" and "Download recipe (.zip)"
 under its title; a guide or concept page that builds a ``code/`` folder gets
-"Download this page's code (.zip)". The files come from ``tools.takeaway``
+"Download this page's code (.zip)"; the get-started page gets "Download the cookbook
+(.tar.gz)" (the home page links it in its text): the repository's files, the same a clone has (``tools.takeaway.source_archive``). The files come from ``tools.takeaway``
 (the generator behind ``ffi-cookbook get``) and are written into the HTML output
 (``downloads/``) when the build finishes, never into the source tree. The
 notebook download is the zip's own ``notebook.ipynb`` (no outputs: the page
@@ -21,6 +23,10 @@ from sphinx.util.osutil import relative_uri
 from tools import takeaway
 
 FOLDER = "downloads"
+SOURCE = "ffi-cookbook.tar.gz"
+#: Pages that offer the whole cookbook's source under their title (the home page links it in
+#: its text, below its first screen).
+SOURCE_PAGES = {"get-started"}
 _RECIPE_DOC = re.compile(r"^cookbook/(\d\d-[\w-]+)/notebook$")
 _CODE_INCLUDE = re.compile(r"\{literalinclude\}\s+code/")
 
@@ -68,6 +74,8 @@ def _links(app, docname: str) -> list[tuple[str, str]]:
     folder = _code_folder(app, docname)
     if folder:
         return [("Download this page's code (.zip)", f"{FOLDER}/{code_folder_name(folder)}.zip")]
+    if docname in SOURCE_PAGES:
+        return [("Download the cookbook (.tar.gz)", f"{FOLDER}/{SOURCE}")]
     return []
 
 
@@ -112,6 +120,8 @@ def _write_downloads(app, exception) -> None:
         files = takeaway.recipe_files(name)
         takeaway.write_zip(files, name, out / f"{name}.zip")
         (out / f"{name}.ipynb").write_bytes(files["notebook.ipynb"])
+    out.mkdir(parents=True, exist_ok=True)
+    (out / SOURCE).write_bytes(takeaway.source_archive(Path(app.srcdir).resolve().parent))
     folders = {_code_folder(app, docname) for docname in app.env.found_docs} - {None}
     for folder in sorted(folders):
         name = code_folder_name(folder)

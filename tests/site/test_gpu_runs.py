@@ -81,7 +81,7 @@ def test_the_page_offers_every_run_for_download(root, runs, data):
 def test_pages_that_ran_on_a_gpu_say_so(root, runs):
     html = SITE
     if not (html / "index.html").is_file():
-        pytest.fail("the site is not built: run `make docs` (make test does it first)")
+        pytest.fail("the site is not built: run `make docs` (its last step runs these tests)")
     device = next(iter(runs.values()))["metadata"]["ffi_cookbook_gpu_run"]["device"]
     for name in runs:
         pages = [*html.glob(f"cookbook/{name}/notebook.html"), *html.glob(f"*/{name}.html"), *html.glob(f"{name}.html")]

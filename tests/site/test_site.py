@@ -18,7 +18,7 @@ BUILD = os.environ.get("FFI_COOKBOOK_BUILD_DIR") or "_build"  # make's $(BUILD),
 def html(root):
     out = root / BUILD / "html"
     if not (out / "index.html").is_file():
-        pytest.fail("the site is not built: run `make docs` (make test does it first)")
+        pytest.fail("the site is not built: run `make docs` (its last step runs these tests)")
     return out
 
 
@@ -129,3 +129,31 @@ def test_site_report_has_nothing_unverified(root):
     assert report["summary"].endswith(" 0 unverified, " + str(len(report["exempt"])) + " exempt")
     page = (site / "html" / "snippets.html").read_text()
     assert report["summary"] in page
+
+
+def test_the_site_offers_the_whole_cookbook_as_one_archive(root, tmp_path):
+    """downloads/ffi-cookbook.tar.gz holds the repository's files (what git lists), links as links,
+    and the README's commands find a Makefile they can run there (make's dry run)."""
+    import io
+    import subprocess
+    import tarfile
+
+    from tools import takeaway
+
+    archive = Path(BUILD).resolve() / "html" / "downloads" / "ffi-cookbook.tar.gz"
+    data = archive.read_bytes()
+    with tarfile.open(fileobj=io.BytesIO(data)) as tar:
+        members = {m.name.removeprefix("ffi-cookbook/"): m for m in tar.getmembers()}
+        assert sorted(members) == takeaway.source_names(root)
+        links = {name for name, m in members.items() if m.issym()}
+        assert "cookbook/05-dtype-dispatch/include" in links  # the recipes' link to the headers
+        assert members[".ci/run"].mode & 0o111  # the CI entry point stays executable
+        tar.extractall(tmp_path, filter="tar")
+    unpacked = tmp_path / "ffi-cookbook"
+    assert (unpacked / "cookbook" / "05-dtype-dispatch" / "include" / "ffi_cookbook" / "check.h").is_file()
+    assert takeaway.source_archive(unpacked) == data  # the unpacked files give the same archive
+    for target in ("test", "docs"):
+        done = subprocess.run(["make", "-n", target], cwd=unpacked, capture_output=True, text=True)
+        assert done.returncode == 0, done.stderr[-2000:]
+    for page in ("get-started.html", "index.html"):
+        assert 'download href="downloads/ffi-cookbook.tar.gz"' in (Path(BUILD) / "html" / page).read_text(), page
