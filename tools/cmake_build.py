@@ -51,20 +51,6 @@ def build_dir_for(folder: str | Path) -> Path:
     return folder / "build"
 
 
-def include_dir_for(folder: str | Path) -> Path:
-    """The helper headers a recipe folder compiles with, found as its CMakeLists.txt does.
-
-    ``<folder>/include`` in a downloaded copy, else the checkout's ``include/``.
-    """
-    folder = Path(folder).resolve()
-    if (folder / "include").is_dir():
-        return folder / "include"
-    checkout = checkout_root(folder)
-    if checkout is None:
-        raise FileNotFoundError(f"no include/ folder with the helper headers in {folder} or a checkout above it")
-    return checkout / "include"
-
-
 def cmake_commands(folder: Path, build_dir: Path, *extra: str) -> list[list[str]]:
     """The configure and build command lines for ``folder``."""
     configure = ["cmake", "-S", str(folder), "-B", str(build_dir),
@@ -74,34 +60,6 @@ def cmake_commands(folder: Path, build_dir: Path, *extra: str) -> list[list[str]
     if shutil.which("ninja") and not (Path(build_dir) / "CMakeCache.txt").exists():
         configure += ["-G", "Ninja"]
     return [configure + list(extra), ["cmake", "--build", str(build_dir)]]
-
-
-def checkout_environment(folder: Path, extra: list[str]) -> tuple[list[str], dict[str, str]]:
-    """``extra`` and the environment a build of ``folder`` needs besides its own files.
-
-    A folder of the checkout without an include/ of its own (its zip carries the helper
-    headers it includes) compiles against the checkout's include/, with a prefix map so
-    that its tracebacks name ``ffi_cookbook/<header>`` as in a downloaded copy. Both go
-    into the flags CMake starts from when it configures a new folder: ``$CXXFLAGS`` and
-    ``$CUDAFLAGS``, or a ``-DCMAKE_<LANG>_FLAGS`` in ``extra``, which replaces those. So
-    the command lines stay the reader's, and compile_commands.json still holds every flag.
-    Elsewhere: ``extra`` as it is and no additions.
-    """
-    checkout = checkout_root(folder)
-    if checkout is None or (Path(folder) / "include").is_dir():
-        return list(extra), {}
-    include = checkout / "include"
-    flags = f"-I{include} -ffile-prefix-map={include}/="
-    env = {}
-    extra = list(extra)
-    for lang, variable in (("CXX", "CXXFLAGS"), ("CUDA", "CUDAFLAGS")):
-        name = f"CMAKE_{lang}_FLAGS"
-        given = [i for i, arg in enumerate(extra) if arg.startswith((f"-D{name}=", f"-D{name}:"))]
-        if given:
-            extra[given[-1]] += f" {flags}"
-        else:
-            env[variable] = f"{os.environ.get(variable, '')} {flags}".strip()
-    return extra, env
 
 
 def _relative(match: re.Match) -> str:
@@ -140,16 +98,14 @@ def cmake_build(folder: str | Path = ".", *extra: str, verbose: bool = True,
     """
     folder = Path(folder).resolve()
     build_dir = build_dir_for(folder) if build_dir is None else Path(build_dir).resolve()
-    extra_args, additions = checkout_environment(folder, list(extra))
-    env = {**os.environ, **additions}
     # Quietly (tests, the fuzz), a folder configured before with these arguments (or more:
     # the cache keeps each -D) is only built again: the build step reruns CMake by itself
     # when a CMakeLists.txt changed, and CMake reads the environment's flags at the first
     # configure only. A verbose build runs both commands it prints, as a reader types them.
     configured = build_dir / ".configured-with"
-    arguments = [str(folder), sys.executable, *extra_args]
+    arguments = [str(folder), sys.executable, *extra]
     with _one_at_a_time(build_dir):
-        commands = cmake_commands(folder, build_dir, *extra_args)
+        commands = cmake_commands(folder, build_dir, *extra)
         if not verbose and (build_dir / "CMakeCache.txt").is_file() and configured.is_file() \
                 and set(arguments) <= set(configured.read_text().split("\n")):
             commands = commands[1:]
@@ -158,7 +114,7 @@ def cmake_build(folder: str | Path = ".", *extra: str, verbose: bool = True,
         for cmd in commands:
             if verbose:
                 print("$", _shown(cmd))
-            done = subprocess.run(cmd, capture_output=True, text=True, env=env)
+            done = subprocess.run(cmd, capture_output=True, text=True)
             if done.returncode != 0:
                 raise subprocess.CalledProcessError(done.returncode, cmd, done.stdout, done.stderr)
             if "-S" in cmd:
@@ -178,14 +134,3 @@ def _one_at_a_time(build_dir: Path):
     with open(build_dir / ".cmake_build.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         yield
-
-
-def built_variants(build_dir: str | Path) -> dict[str, bool]:
-    """Which toolchains the configure step found, read from the CMake cache."""
-    cache = (Path(build_dir) / "CMakeCache.txt").read_text()
-    # CMake's truth: an empty value, OFF or ...NOTFOUND means no CUDA compiler
-    found = re.search(r"^CMAKE_CUDA_COMPILER:[A-Z]+=(.*)$", cache, re.M)
-    value = found.group(1).strip() if found else ""
-    cuda = bool(value) and value.upper() not in {"OFF", "0", "FALSE", "NO", "N", "IGNORE"} \
-        and not value.upper().endswith("NOTFOUND")
-    return {"cpu": True, "cuda": cuda}

@@ -17,7 +17,6 @@ which an installed ``ffi-cookbook get`` copies it: the package converts nothing 
 from __future__ import annotations
 
 import io
-import json
 import os
 import re
 import stat

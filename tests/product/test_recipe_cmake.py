@@ -2,9 +2,9 @@
 
 Each recipe finds tvm_ffi's CMake package through the Python it is given and sets a
 library up with ``tvm_ffi_configure_target``. What this repository's builds need
-besides (a compiler cache, sanitizer flags, the checkout's helper headers) comes
-from outside: launcher variables, CMake's flag variables, -D options
-(``tools.cmake_build.checkout_environment``, tests/sanitize).
+besides (a compiler cache, sanitizer flags) comes from outside: launcher variables,
+CMake's flag variables, -D options (the Makefile, tests/sanitize); the helper headers
+come through the recipe's tracked ``include`` link.
 """
 
 import re

@@ -9,7 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tools.cmake_build import BUILD_DIR_ENV, BUILDS_ELSEWHERE_ENV, build_dir_for, checkout_environment, cmake_build, cmake_commands
+from tools.cmake_build import BUILD_DIR_ENV, BUILDS_ELSEWHERE_ENV, build_dir_for, cmake_build
 
 RECIPE = Path("cookbook") / "02-tensor-and-view"  # its notebook also writes a generated source
 
@@ -30,25 +30,6 @@ def test_the_sanitizer_run_builds_checkout_folders_elsewhere(root, monkeypatch, 
     assert build_dir_for(root / "tests" / "probe") == tmp_path / "cmake" / "tests" / "probe"
     copy = root / "_build" / "sanitize" / "cookbook" / "01-add-one"  # its recipe copies: their own build/
     assert build_dir_for(copy) == copy / "build"
-
-
-def test_checkout_helper_headers_come_from_the_environment(root, monkeypatch, tmp_path):
-    """A checkout folder without include/ gets the checkout's, and a prefix map for it, through
-    the flags CMake starts from; the command lines stay the reader's."""
-    monkeypatch.setenv("CXXFLAGS", "-O1")
-    monkeypatch.delenv("CUDAFLAGS", raising=False)
-    folder = root / "tests" / "probe"  # no include/ of its own
-    flags = f"-I{root / 'include'} -ffile-prefix-map={root / 'include'}/="
-    extra, env = checkout_environment(folder, ["-DX=1"])
-    assert extra == ["-DX=1"]
-    assert env == {"CXXFLAGS": f"-O1 {flags}", "CUDAFLAGS": flags}
-    extra, env = checkout_environment(folder, ["-DCMAKE_CXX_FLAGS=-fsanitize=address"])
-    assert extra == [f"-DCMAKE_CXX_FLAGS=-fsanitize=address {flags}"] and env == {"CUDAFLAGS": flags}
-    copy = tmp_path / "code"
-    copy.mkdir()
-    assert checkout_environment(copy, ["-DX=1"]) == (["-DX=1"], {})
-    configure, build = cmake_commands(folder, tmp_path / "b")
-    assert not [arg for arg in configure if "include" in arg.lower() or "FLAGS" in arg]
 
 
 def test_cmake_build_prints_commands_a_reader_can_type(tmp_path, monkeypatch, capsys):
