@@ -226,13 +226,13 @@ def run_all(build: Path, workers: int) -> int:
         except (OSError, ValueError, KeyError):
             return 0.0
 
-    todo = []
-    for r in catalog.recipes():
+    recipes, todo = catalog.recipes(), []
+    for r in recipes:
         data = takeaway.zip_bytes(takeaway.recipe_files(r.name), r.name)
         if record_for(r.name, data, build, key) is None:
             todo.append((r.name, data))
     todo.sort(key=lambda item: -last_seconds(item[0]))
-    print(f"recipe zips to run: {len(todo)} ({len(catalog.recipes()) - len(todo)} ran today's zip already)", flush=True)
+    print(f"recipe zips to run: {len(todo)} ({len(recipes) - len(todo)} ran today's zip already)", flush=True)
 
     def one(item) -> dict:
         return run_from_zip(item[0], item[1], build, venv, key)
@@ -353,15 +353,17 @@ def main(argv: list[str] | None = None) -> int:
         print(" ".join(f"--library {shlex.quote(str(p))}" for p in built))
         return 0
     from tools import takeaway
+    from tools.takeaway_venv import venv_at
 
     build = opts.build.resolve()
     key = inputs_key()  # one run of tools/requirements.py, for the record and the pipeline
-    record = record_for(name, takeaway.zip_bytes(takeaway.recipe_files(name), name), build, key)
+    data = takeaway.zip_bytes(takeaway.recipe_files(name), name)
+    record = record_for(name, data, build, key)
     if record is not None:
         print(f"{name}: this zip already ran (its record, {build / RUNS / name}.json, is of today's zip and venv)")
     else:
         print(f"{name}: unzip, run the README in {build / RUNS / name} ...", flush=True)
-        record = run_recipe(name, build, key=key)
+        record = run_from_zip(name, data, build, venv_at(build / "takeaway-venv"), key)
     readme = record["readme"]
     print(f"{name}: README {readme['seconds']:.0f} s, {'passed' if readme['ok'] else 'FAILED'}")
     if not readme["ok"]:

@@ -76,6 +76,8 @@ def _to_execute(app, env, docnames) -> tuple[dict, list]:
     from myst_nb.core.read import create_nb_reader
 
     nb_config = env.mystnb_config
+    if nb_config.execution_mode != "cache":  # execution off (say -D nb_execution_mode=off): none
+        return {}, []
     cache = get_cache(nb_config.execution_cache_path)
     work: dict[str, list] = {}
     alone = []

@@ -49,20 +49,26 @@ def default_libraries() -> list[Path]:
 NEW_LIBRARY = "fuzzlib"
 
 
-def new_library_copy() -> Path:
-    """The project `ffi-cookbook new fuzzlib` writes, under the build root (rewritten when
-    the template changed)."""
+def written_copy(files: dict[str, bytes], dest: Path) -> Path:
+    """``files`` written under ``dest``, written again from nothing when any differs (a build
+    folder inside it is kept while they are the same)."""
     import shutil
 
-    from tools.cmake_build import build_root
-    from ffi_cookbook.kernel_library import library_files, write_files
+    from ffi_cookbook.catalog import write_files
 
-    dest = build_root(ROOT) / "fuzz" / "newlib"
-    files = library_files(NEW_LIBRARY)
     if any(not (dest / rel).is_file() or (dest / rel).read_bytes() != data for rel, data in files.items()):
         shutil.rmtree(dest, ignore_errors=True)
         write_files(files, dest)
     return dest
+
+
+def new_library_copy() -> Path:
+    """The project `ffi-cookbook new fuzzlib` writes, under the build root (rewritten when
+    the template changed)."""
+    from tools.cmake_build import build_root
+    from ffi_cookbook.kernel_library import library_files
+
+    return written_copy(library_files(NEW_LIBRARY), build_root(ROOT) / "fuzz" / "newlib")
 
 
 def sanitized_run() -> bool:

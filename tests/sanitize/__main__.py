@@ -71,16 +71,10 @@ def recipe_copy(build: Path, name: str) -> Path:
     """Recipe ``name`` as its zip holds it, under ``<build>/cookbook/<name>`` (written again when
     the recipe changed): its tests load ``build/`` beside them, so the sanitized build and the
     tests that load it live in a copy, and the checkout's own build/ stays as it is."""
-    import shutil
-
+    from tests.fuzz.run import written_copy
     from tools import takeaway
 
-    dest = build / "cookbook" / name
-    files = takeaway.recipe_files(name)
-    if any(not (dest / rel).is_file() or (dest / rel).read_bytes() != data for rel, data in files.items()):
-        shutil.rmtree(dest, ignore_errors=True)
-        takeaway.write_files(files, dest)
-    return dest
+    return written_copy(takeaway.recipe_files(name), build / "cookbook" / name)
 
 
 def build_all(build: Path) -> None:
