@@ -42,8 +42,8 @@ def execute(notebook, folder: Path, timeout: int = 900, allow_errors: bool = Fal
     """Execute ``notebook`` (an nbformat node, changed in place) in ``folder``; its seconds, less
     the time spent in ``pause``.
 
-    With ``record_timing`` each code cell gets nbclient's timestamps in its metadata (the recipe
-    pipeline's build seconds read them). A page for myst-nb's cache must not: the cache hashes
+    With ``record_timing`` each code cell gets nbclient's timestamps in its metadata (the stored
+    GPU runs keep them). A page for myst-nb's cache must not: the cache hashes
     every cell's metadata, so a timed page misses it and myst-nb executes it again.
     ``pause`` is called just before the first cell that measures time (:func:`first_timed_cell`),
     its kernel idle, and the cell runs when it returns.
