@@ -1,4 +1,4 @@
-"""Build the template's wheel, repair it to a manylinux tag, and run it in fresh venvs.
+"""Build the template's wheel, repair it to a manylinux tag, and run it under every tvm_ffi release.
 
 The test and the notebook of this recipe both use these functions; each runs
 the same command a reader types (pip, auditwheel, nm), with build folders of
@@ -7,18 +7,20 @@ its own.
 
 from __future__ import annotations
 
+import itertools
 import os
 import re
 import shutil
 import subprocess
 import sys
 import zipfile
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 TEMPLATE = HERE / "template"
-#: The releases of apache-tvm-ffi at both ends of the template's dependency range.
-OLDEST, NEWEST = "0.1.0", "0.1.15.post2"
+#: The oldest release of apache-tvm-ffi, the lower bound of the template's dependency range.
+OLDEST = "0.1.0"
 LIBRARY = "gpukernels/libgpukernels.so"
 
 
@@ -79,6 +81,17 @@ def gpu_code(binary: Path) -> dict[str, list[str]]:
     # By the architecture's number, so that sm_100 comes after sm_90.
     return {kind: sorted(set(archs), key=lambda a: int(re.sub(r"\D", "", a))) for kind, archs in found.items()}
 # [gpu_code.end]
+
+
+def build_release() -> str:
+    """The apache-tvm-ffi release the template's [build-system] requires pins, e.g. "0.1.7"."""
+    return re.search(r'"apache-tvm-ffi==([^"]+)"', (TEMPLATE / "pyproject.toml").read_text()).group(1)
+
+
+def requires(wheel: Path) -> list[str]:
+    """The wheel's run-time requirements (Requires-Dist in its METADATA)."""
+    (name,) = [n for n in zipfile.ZipFile(wheel).namelist() if n.endswith(".dist-info/METADATA")]
+    return re.findall(r"^Requires-Dist: (.*)$", zipfile.ZipFile(wheel).read(name).decode(), re.M)
 
 
 def extract_library(wheel: Path, folder: Path) -> Path:
@@ -148,7 +161,7 @@ def site_packages(python: Path) -> Path:
 
 
 # [check_in_venv.begin]
-# Runs in a fresh venv, isolated (-I): the CPU entry computes, bad input and the
+# Runs in another Python, isolated (-I): the CPU entry computes, bad input and the
 # CUDA entry without a GPU raise named Python errors, nothing crashes.
 CHECK_IN_VENV = r"""
 import numpy as np, tvm_ffi, gpukernels
@@ -177,3 +190,118 @@ except RuntimeError as err:  # no GPU, or no driver for this CUDA runtime
     print("cuda_device_count: RuntimeError:", err)
 """
 # [check_in_venv.end]
+
+
+# [releases.begin]
+def releases(requirement: str) -> list[str]:
+    """The releases pip offers that ``requirement`` ("apache-tvm-ffi<0.2,>=0.1.0") admits, oldest first."""
+    from packaging.requirements import Requirement  # installed with auditwheel
+    from packaging.version import Version
+
+    wanted = Requirement(requirement)
+    listing = run([sys.executable, "-m", "pip", "index", "versions", wanted.name]).stdout
+    offered = re.search(r"^Available versions: (.*)$", listing, re.M).group(1).split(", ")
+    return sorted(wanted.specifier.filter(offered), key=Version)
+
+
+def install_release(version: str, folder: Path) -> Path:
+    """apache-tvm-ffi ``version`` alone (no dependencies) into ``folder/version``, a folder for sys.path.
+
+    About a second each, where a fresh venv per release takes several.
+    """
+    target = Path(folder).resolve() / version
+    run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--no-compile", "--target", target,
+         f"apache-tvm-ffi=={version}"])
+    return target
+# [releases.end]
+
+
+# [under_release.begin]
+# Runs isolated (-I) in a venv that has no tvm_ffi: the release's folder and the
+# wheel's unpacked package go first on sys.path, then CHECK_IN_VENV runs.
+UNDER_RELEASE = r"""
+import sys
+release, package = sys.argv[1:3]
+sys.path[:0] = [release, package]
+import tvm_ffi
+mapped = sorted({line.split()[-1] for line in open("/proc/self/maps") if line.rstrip().endswith("/libtvm_ffi.so")})
+print("imported", tvm_ffi.__version__, tvm_ffi.__file__, *mapped, flush=True)
+import gpukernels
+print("loaded", gpukernels.library_path(), flush=True)
+""" + CHECK_IN_VENV
+
+
+def run_under_release(python: Path, release: Path, package: Path) -> dict:
+    """UNDER_RELEASE: the wheel's result under the release in ``release``, and its error line if any."""
+    done = subprocess.run([str(Path(python).absolute()), "-I", "-c", UNDER_RELEASE, str(release), str(package)],
+                          capture_output=True, text=True, cwd=release)
+    lines = done.stdout.splitlines()
+    imported = next((line.split()[1:] for line in lines if line.startswith("imported ")), None)
+    if imported is not None:
+        # This process ran the release of its row: its Python package and its libtvm_ffi.so alone.
+        assert imported == [release.name, f"{release}/tvm_ffi/__init__.py", f"{release}/tvm_ffi/lib/libtvm_ffi.so"], imported
+    errors = done.stderr.strip().splitlines() or [f"exit status {done.returncode}"]  # a signal leaves no line
+    if done.returncode == 0:
+        result = "loads and runs"
+    elif any(line.startswith("loaded ") for line in lines):
+        result = "loads, fails to run"
+    else:
+        result = "fails to load" if imported else "tvm_ffi fails to import"
+    return {"release": release.name, "result": result, "error": errors[-1] if done.returncode else "",
+            "stdout": done.stdout}
+# [under_release.end]
+
+
+def build_needs(template: Path) -> list[str]:
+    """The tvm_ffi CMake functions the template calls and the tvm_ffi headers its sources include
+    (through the cookbook's helpers too)."""
+    needs = set(re.findall(r"^\s*(tvm_ffi_\w+)\(", (template / "CMakeLists.txt").read_text(), re.M))
+    todo, seen = list((template / "src").iterdir()), set()
+    while todo:
+        text = todo.pop().read_text()
+        needs |= set(re.findall(r"#include <(tvm/ffi/\S+)>", text))
+        for helper in set(re.findall(r"#include <(ffi_cookbook/\S+)>", text)) - seen:
+            seen.add(helper)
+            todo.append(template / "include" / helper)
+    return sorted(needs)
+
+
+def lacks(release: Path, needs: list[str]) -> list[str]:
+    """What of ``needs`` (build_needs) the release installed in ``release`` does not ship."""
+    root = release / "tvm_ffi"
+    cmake = "\n".join(p.read_text() for p in (root / "share" / "cmake").rglob("*.cmake"))
+    def ships(need: str) -> bool:
+        if need.startswith("tvm/"):
+            return (root / "include" / need).is_file()
+        return re.search(rf"^\s*(function|macro)\s*\(\s*{need}\b", cmake, re.M | re.I) is not None
+    return [need for need in needs if not ships(need)]
+
+
+# [release_table.begin]
+def release_table(versions: list[str], folder: Path, python: Path, package: Path, imports: list[str],
+                  needs: list[str], workers: int = 4) -> list[dict]:
+    """One row per release: what the template's build would lack, the imported tvm_ffi functions its
+    libtvm_ffi.so lacks, and the wheel's result in a process of its own (``python``, no tvm_ffi of its own)."""
+    def row(version: str) -> dict:
+        release = install_release(version, folder)
+        exported = exported_functions(release / "tvm_ffi" / "lib" / "libtvm_ffi.so")
+        return {**run_under_release(python, release, package), "lacks": lacks(release, needs),
+                "missing": sorted(set(imports) - exported)}
+    with ThreadPoolExecutor(workers) as pool:  # pip and Python start-ups, a few at a time
+        return list(pool.map(row, versions))
+# [release_table.end]
+
+
+def format_table(rows: list[dict], built_with: str, imports: list[str]) -> str:
+    """The rows as text: one line per release, then what the build lacks under which releases."""
+    lines = [f"{'release':<14}{'has what the build uses':<25}{'tvm_ffi functions':<20}the wheel"]
+    for row in rows:
+        build = "yes, built with it" if row["release"] == built_with else "no" if row["lacks"] else "yes"
+        found = f"{len(imports) - len(row['missing'])} of {len(imports)} found"
+        result = row["result"] + (f": {row['error']}" if row["error"] else "")
+        lines.append(f"{row['release']:<14}{build:<25}{found:<20}{result}")
+    for lacking, group in itertools.groupby(rows, key=lambda row: row["lacks"]):  # consecutive releases
+        names = [row["release"] for row in group]
+        if lacking:
+            lines.append(f"{names[0]} to {names[-1]} lack: " + ", ".join(lacking))
+    return "\n".join(lines)
