@@ -16,10 +16,11 @@ PYTHON ?= python3
 VENV ?= .venv
 VENV_FLAGS ?=
 TORCH_SPEC ?= torch==2.13.0
-# The NVSHMEM wheel installed where nvcc is found: the one recipe 07's requirements.txt names
-# (tools/takeaway_venv.py reads the same line for the take-away venv).
-NVSHMEM_REQUIREMENTS := cookbook/07-nvshmem/requirements.txt
-NVSHMEM_SPEC ?= $(shell grep -o 'nvidia-nvshmem-cu[0-9]*==[^ ]*' $(NVSHMEM_REQUIREMENTS))
+# The NVIDIA wheels installed where nvcc is found: those the recipes' requirements.txt files name
+# on a comment line for an optional CUDA part (NVSHMEM, cuBLAS; tools/takeaway_venv.py reads the
+# same lines for the take-away venv).
+RECIPE_REQUIREMENTS := $(wildcard cookbook/*/requirements.txt)
+NVIDIA_EXTRAS = $(shell $(PYTHON) -c 'from tools.takeaway_venv import nvidia_extras; print(*nvidia_extras())')
 BUILD ?= _build
 PORT ?= 8000
 PYTEST_WORKERS ?= 2
@@ -97,14 +98,14 @@ help: ## list the targets
 venv: $(STAMP) ## the project venv (.venv), installed again when pyproject.toml changes
 
 # The venv is (re)installed only when pyproject.toml changes.
-$(STAMP): pyproject.toml tools/requirements.py $(NVSHMEM_REQUIREMENTS)
+$(STAMP): pyproject.toml tools/requirements.py $(RECIPE_REQUIREMENTS)
 	$(call phase,venv,begin)
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' || { \
 	  echo "error: $(PYTHON) is older than 3.11; the pinned numpy and JAX need 3.11+ (make PYTHON=python3.11 ...)" >&2; exit 1; }
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV_FLAGS) $(VENV)
 	@$(PY) -c "import torch" 2>/dev/null || { echo "installing $(TORCH_SPEC)"; $(PY) -m pip install -q "$(TORCH_SPEC)"; }
 	$(PY) -m pip install -q $$($(PY) tools/requirements.py docs test)
-	@if command -v nvcc >/dev/null; then $(PY) -m pip install -q "$(NVSHMEM_SPEC)"; fi
+	@if command -v nvcc >/dev/null && [ -n "$(NVIDIA_EXTRAS)" ]; then $(PY) -m pip install -q $(NVIDIA_EXTRAS); fi
 	@# The ffi_cookbook package is used from the checkout (python/), not copied.
 	@echo "$(CURDIR)/python" > "$$($(PY) -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')/ffi_cookbook_checkout.pth"
 	@touch $@
@@ -175,9 +176,10 @@ takeaway-venv: ## start making the take-away venv (make test does), in the backg
 	@mkdir -p $(BUILD)
 	@$(OUT_OF_TREE) $(PYTHON) -m tools.takeaway_venv --background $(abspath $(BUILD))/takeaway-venv > $(BUILD)/takeaway-venv.log 2>&1 &
 
-# The site, every notebook executed in its folder by docs/_ext/parallel_notebooks.py (myst-nb keeps
-# them in its cache, $(BUILD)/.jupyter_cache, and only renders them).
-html: runtime $(DOXYGEN_XML) ## the site alone, every notebook executed in its folder (incremental)
+# The site, every notebook executed by docs/_ext/parallel_notebooks.py (myst-nb keeps them in its
+# cache, $(BUILD)/.jupyter_cache, and only renders them): a recipe's in the folder where its zip ran
+# (recipe-zips), with the take-away venv, so that its build there is the one the page shows.
+html: runtime $(DOXYGEN_XML) recipe-zips ## the site alone, every notebook executed (incremental)
 	$(call phase,site,begin)
 	$(SPHINX)
 	$(call phase,site,end)
@@ -256,7 +258,7 @@ recipe-plan:
 	@test -n "$(R)" || { echo "usage: make recipe R=10 (a recipe's number or name)" >&2; exit 2; }
 	@$(PYTHON) -m tools.recipe_runs --plan $(R) --build $(abspath $(BUILD)) --stamp $(STAMP)
 
-recipe: recipe-plan takeaway-venv runtime $(DOXYGEN_XML) ## one recipe's part of make test (zip, notebook, tests, page): make recipe R=10
+recipe: recipe-plan takeaway-venv runtime $(DOXYGEN_XML) recipe-zips ## one recipe's part of make test (zip, notebook, tests, page): make recipe R=10
 	$(call phase,recipe,begin)
 	$(OUT_OF_TREE) $(PY) -m tools.recipe_runs $(R)
 	$(SPHINX)

@@ -8,10 +8,11 @@ runs such a notebook's cells before the first of them beside other work, then pa
 (``pause``) and runs the rest with nothing else running. Everything that executes a notebook
 calls :func:`execute`:
 
-- the site build (docs/_ext/parallel_notebooks.py), every page's notebook in its folder;
-- `make gpu-check` (tools/gpu_notebooks.py) on a GPU machine, the same way.
+- the site build (docs/_ext/parallel_notebooks.py): a page's notebook in its folder; a recipe's
+  in its zip's folder, built there by `make test`, with the take-away venv's kernel;
+- `make gpu-check` (tools/gpu_notebooks.py) on a GPU machine, each in its own folder.
 
-By hand, the way the site build runs it:
+By hand, in the page's own folder with this interpreter:
 
     python -m tools.execute_notebook cookbook/10-rmsnorm/notebook.md docs/guides/streams.md
 """
@@ -38,9 +39,11 @@ def first_timed_cell(notebook) -> int | None:
 
 
 def execute(notebook, folder: Path, timeout: int = 900, allow_errors: bool = False,
-            record_timing: bool = True, pause: Callable[[], None] | None = None) -> float:
-    """Execute ``notebook`` (an nbformat node, changed in place) in ``folder``; its seconds, less
-    the time spent in ``pause``.
+            record_timing: bool = True, pause: Callable[[], None] | None = None,
+            kernel: str = "python3", env: dict[str, str] | None = None) -> float:
+    """Execute ``notebook`` (an nbformat node, changed in place) in ``folder`` with the Jupyter
+    kernel named ``kernel``, started with the environment ``env`` (default: this process's); its
+    seconds, less the time spent in ``pause``.
 
     With ``record_timing`` each code cell gets nbclient's timestamps in its metadata (the stored
     GPU runs keep them). A page for myst-nb's cache must not: the cache hashes
@@ -68,8 +71,9 @@ def execute(notebook, folder: Path, timeout: int = 900, allow_errors: bool = Fal
             return executed
 
     start = time.perf_counter()
-    Client(notebook, timeout=timeout, kernel_name="python3", allow_errors=allow_errors,
-           record_timing=record_timing, resources={"metadata": {"path": str(folder)}}).execute()
+    Client(notebook, timeout=timeout, kernel_name=kernel, allow_errors=allow_errors,
+           record_timing=record_timing, resources={"metadata": {"path": str(folder)}}).execute(
+               **({} if env is None else {"env": env}))
     return time.perf_counter() - start - paused[0]
 
 

@@ -129,13 +129,11 @@ def record_for(name: str, data: bytes, build: Path, key: str | None = None, runs
     return record
 
 
-def build_of_run(name: str, files: dict[str, bytes], build: Path, key: str | None = None) -> Path | None:
-    """The build folder `make test`'s run of recipe ``name`` left (``<folder>/build``), when
+def folder_of_run(name: str, files: dict[str, bytes], build: Path, key: str | None = None) -> Path | None:
+    """The folder `make test`'s run of recipe ``name`` left (``<build>/recipe-runs/<name>``), when
     that run was of the zip of ``files`` (the recipe as it is now: ``takeaway.recipe_files``) and
-    the unzipped folder still holds them, byte for byte; else None.
-
-    The tests that load every recipe's libraries (the fuzz, the threads, the RPATH scan) use it
-    instead of building each recipe folder of the checkout again from the same sources."""
+    the unzipped folder still holds them, byte for byte; else None. The site executes the
+    recipe's notebook there (docs/_ext/parallel_notebooks.py)."""
     from tools import takeaway
 
     folder = build / RUNS / name
@@ -145,52 +143,16 @@ def build_of_run(name: str, files: dict[str, bytes], build: Path, key: str | Non
         path = folder / rel
         if rel != "notebook.ipynb" and (not path.is_file() or path.read_bytes() != content):
             return None
-    return folder / "build" if (folder / "build" / "CMakeCache.txt").is_file() else None
+    return folder
 
 
-def timing_test_files(folder: Path) -> list[str]:
-    """The test files of the recipe in ``folder`` that hold tests marked ``timing``."""
-    return sorted(p.name for p in folder.glob("test_*.py") if "pytest.mark.timing" in p.read_text())
+def build_of_run(name: str, files: dict[str, bytes], build: Path, key: str | None = None) -> Path | None:
+    """The CMake build folder (``<folder>/build``) of :func:`folder_of_run`, or None.
 
-
-def checkout_junit(junit: Path, name: str, out: Path) -> None:
-    """Copy ``junit`` (a pytest of recipe ``name``'s unzipped folder, its root dir) to ``out``,
-    the test files named by their path in the checkout, as `make test`'s other junit files do."""
-    import xml.etree.ElementTree as ET
-
-    tree = ET.parse(junit)
-    for case in tree.iter("testcase"):
-        if case.get("file"):
-            case.set("file", f"cookbook/{name}/{case.get('file')}")
-        case.set("classname", f"cookbook.{name}.{case.get('classname', '')}")
-    tree.write(out)
-
-
-def run_timing_tests(build: Path, junit_dir: Path | None) -> int:
-    """`make test`'s second pass: the tests marked timing, one recipe at a time with nothing else
-    running, each in `make test`'s run of its zip (built there, in the take-away venv), as
-    its README runs the others. A recipe without a run of today's zip is taken through the
-    pipeline first. Their junit files go to ``junit_dir`` as ``pytest-timing-<name>.xml``."""
-    from ffi_cookbook import catalog
-    from tools import takeaway
-    from tools.takeaway_venv import venv_at
-
-    timed = {r.name: files for r in catalog.recipes() if (files := timing_test_files(r.folder))}
-    venv, key = venv_at(build / "takeaway-venv"), inputs_key()
-    failed = 0
-    for name, files in timed.items():
-        if record_for(name, takeaway.zip_bytes(takeaway.recipe_files(name), name), build, key) is None:
-            print(f"{name}: no run of today's zip; taking it through the pipeline first", flush=True)
-            run_recipe(name, build, key=key)
-        folder = build / RUNS / name
-        junit = build / RUNS / f"{name}.timing.xml"
-        done = subprocess.run([str(venv.python), "-m", "pytest", "-q", "-rs", *files], cwd=folder,
-                              env=pytest_env(folder, venv, junit, marks="timing"))
-        failed += done.returncode not in (0, 5)  # 5: none selected
-        if junit_dir is not None and junit.is_file():
-            junit_dir.mkdir(parents=True, exist_ok=True)
-            checkout_junit(junit, name, junit_dir / f"pytest-timing-{name}.xml")
-    return 1 if failed else 0
+    The tests that load every recipe's libraries (the fuzz, the threads, the RPATH scan) use it
+    instead of building each recipe folder of the checkout again from the same sources."""
+    folder = folder_of_run(name, files, build, key)
+    return folder / "build" if folder and (folder / "build" / "CMakeCache.txt").is_file() else None
 
 
 def default_build() -> Path:

@@ -2,15 +2,17 @@
 
 It is made with ``python -m venv`` from the interpreter behind the project venv and
 holds apache-tvm-ffi, torch 2.13.0 (installed first, a CPU wheel, so that the
-recipes' ``torch>=`` ranges resolve to it), every recipe's requirements.txt, ninja
-(the generator `make` selects for a new build folder), and where nvcc is found the NVSHMEM wheel
-a recipe's requirements.txt names for its optional part (as ``make venv`` does). ``ffi_cookbook`` is not installed, and
+recipes' ``torch>=`` ranges resolve to it), every recipe's requirements.txt, the tools of
+:data:`TOOLS`, and where nvcc is found the NVIDIA wheels the recipes name for their optional
+CUDA parts (:func:`nvidia_extras`, as ``make venv`` does). ``ffi_cookbook`` is not installed, and
 the test asserts it. Under make it is kept in ``<build>/takeaway-venv`` and made
 again when its inputs change (:func:`ensure_venv`). Versions are constrained to the
 project's own pins, so pip takes them from its cache, and a requirements.txt range
 that excludes a pin fails.
 Used by `make test`'s runs of the recipes' zips (tools/recipe_runs.py: each README's
-commands) and by the tests (the ``takeaway_venv`` fixture in tests/conftest.py).
+commands), by the site, which executes a recipe's notebook in its zip's folder with this venv's
+kernel (docs/_ext/parallel_notebooks.py), and by the tests (the ``takeaway_venv`` fixture in
+tests/conftest.py).
 """
 
 from __future__ import annotations
@@ -30,7 +32,11 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 TORCH = "torch==2.13.0"
-TOOLS = ["ninja"]  # what a README runs that no requirements.txt need name
+# What a reader runs that no requirements.txt need name: ninja (the generator `make` selects for a
+# new build folder), and ipykernel, the kernel the site executes a recipe's notebook in.
+TOOLS = ["ninja", "ipykernel"]
+#: The Jupyter kernel of this venv (:func:`write_kernelspec`).
+KERNEL = "takeaway"
 
 
 @dataclass
@@ -78,14 +84,18 @@ def constraints(path: Path) -> Path:
     return path
 
 
-def nvshmem_requirement() -> str | None:
-    """The NVSHMEM wheel the recipes' requirements.txt files name (on a comment line: an
-    optional part), or None when none does; two different pins are an error."""
+def nvidia_extras() -> list[str]:
+    """The NVIDIA wheels the recipes' requirements.txt files name on a comment line (for an
+    optional CUDA part: NVSHMEM, cuBLAS), sorted; a reader with nvcc installs them, and so
+    does this venv where nvcc is found. Two pins of one wheel are an error."""
     found = {m.group(0) for p in sorted((ROOT / "cookbook").glob("*/requirements.txt"))
-             for m in re.finditer(r"nvidia-nvshmem-cu\d+==[\w.]+", p.read_text())}
-    if len(found) > 1:
-        raise ValueError(f"the recipes' requirements.txt files pin different NVSHMEM wheels: {sorted(found)}")
-    return found.pop() if found else None
+             for line in p.read_text().splitlines() if line.lstrip().startswith("#")
+             for m in re.finditer(r"nvidia-[a-z0-9-]+==[\w.]+", line)}
+    names = [spec.split("==")[0] for spec in found]
+    clashes = sorted(spec for spec in found if names.count(spec.split("==")[0]) > 1)
+    if clashes:
+        raise ValueError(f"the recipes' requirements.txt files pin one wheel differently: {clashes}")
+    return sorted(found)
 
 
 def requirement_lines() -> list[str]:
@@ -105,7 +115,7 @@ def inputs_key() -> str:
     """What a take-away venv is made from: a venv made from other inputs is made again."""
     digest = hashlib.sha256()
     parts = [sys.base_prefix, TORCH, " ".join(TOOLS), project_pins(), str(bool(shutil.which("nvcc")))]
-    parts += [*requirement_lines(), str(nvshmem_requirement())]
+    parts += [*requirement_lines(), *nvidia_extras()]
     for part in parts:
         digest.update(part.encode() + b"\0")
     return digest.hexdigest()
@@ -136,11 +146,22 @@ def make_venv(folder: Path) -> Venv:
     requirements = [f"-r{p}" for p in sorted((ROOT / "cookbook").glob("*/requirements.txt"))]
     venv.run(pip + ["-c", constraints(folder / "constraints.txt"), *requirements, *TOOLS],
              cwd=folder)
-    nvshmem = nvshmem_requirement()
-    if nvshmem and shutil.which("nvcc"):  # a reader with nvcc installs what an NVSHMEM recipe asks for
-        venv.run(pip + [nvshmem], cwd=folder)
+    if nvidia_extras() and shutil.which("nvcc"):  # a reader with nvcc installs a recipe's CUDA extras
+        venv.run(pip + nvidia_extras(), cwd=folder)
+    write_kernelspec(venv)
     venv.seconds = time.perf_counter() - start
     return venv
+
+
+def write_kernelspec(venv: Venv) -> Path:
+    """A Jupyter kernel running ``venv``'s Python, named :data:`KERNEL`, in the venv's own
+    share/jupyter (put that folder on ``JUPYTER_PATH`` to use it). Its path is absolute:
+    jupyter_client would swap a bare ``python`` for the interpreter that starts the kernel."""
+    spec = venv.path / "share" / "jupyter" / "kernels" / KERNEL / "kernel.json"
+    spec.parent.mkdir(parents=True, exist_ok=True)
+    spec.write_text(json.dumps({"argv": [str(venv.python), "-m", "ipykernel_launcher", "-f", "{connection_file}"],
+                                "display_name": "take-away venv", "language": "python"}, indent=1) + "\n")
+    return spec
 
 
 def venv_at(folder: Path) -> Venv:

@@ -2,9 +2,15 @@
 
 This is the site's one notebook executor; myst-nb only renders. Just before the reading starts,
 this extension finds the notebooks without an up-to-date entry in myst-nb's cache, executes them
-in worker processes with the cookbook's notebook runner (tools/execute_notebook.py: in the page's
-folder, with myst-nb's timeout) and puts the results in that cache, where myst-nb finds them.
-A notebook that fails stops the build with the cell's error: myst-nb never executes one itself.
+in worker processes with the cookbook's notebook runner (tools/execute_notebook.py, with myst-nb's
+timeout) and puts the results in that cache, where myst-nb finds them. A notebook that fails stops
+the build with the cell's error: myst-nb never executes one itself.
+
+- A page's notebook runs in the page's folder with the project's Python.
+- A recipe's notebook runs where a reader runs it: in the folder its zip was unzipped to and its
+  README run by `make test` (``<build>/recipe-runs/<name>``, tools/recipe_runs.py), with the
+  take-away venv's kernel (tools/takeaway_venv.py). The build its README made is the one the
+  notebook's build cell finds, so a recipe is compiled once.
 
 - A notebook that measures time tags the cells that do (``:tags: [measures-time]``):
   those cells run after everything else, one notebook at a time, with nothing else
@@ -13,7 +19,8 @@ A notebook that fails stops the build with the cell's error: myst-nb never execu
 - Notebooks in one folder run one after the other in the same worker: they build
   into the same folder (``<folder>/build``).
 
-A recipe's zip and README are not run here: `make test` does (tools/recipe_runs.py).
+A recipe's zip and README are not run here: `make test` does, and this build stops when a
+recipe's zip has not run.
 The seconds each notebook took go to ``<build>/timing/notebooks.jsonl`` for ``tools/bench_loop.py``.
 """
 
@@ -42,6 +49,29 @@ def runs_alone(notebook) -> bool:
     return first_timed_cell(notebook) is not None
 
 
+def where(app, path: Path) -> tuple[Path, str, dict | None]:
+    """The folder, the kernel and the kernel's environment (None: this process's) of the page at
+    ``path``: a recipe's in its zip's run, with the take-away venv; any other in its own folder."""
+    from tools import takeaway
+    from tools.recipe_runs import folder_of_run
+    from tools.takeaway_venv import KERNEL, Venv
+
+    if path.parent.parent.name != "cookbook":
+        return path.parent, "python3", None
+    build, name = build_dir(app), path.parent.name
+    venv = Venv(build / "takeaway-venv", 0.0)
+    folder = venv.python.is_file() and folder_of_run(name, takeaway.recipe_files(name), build)
+    if not folder:  # never run, or a run of other files: its build would not be of this page
+        from sphinx.errors import ExtensionError
+
+        raise ExtensionError(f"{name}: its zip as it is now has not run in the take-away venv: "
+                             f"run `make recipe-zips` first")
+    env = venv.env()
+    env.pop("PYTEST_ADDOPTS")
+    env["JUPYTER_PATH"] = str(venv.path / "share" / "jupyter")
+    return folder, KERNEL, env
+
+
 def _execute_folder(folder: str, timeout: int, allow_errors: bool) -> list[tuple]:
     """In a worker: execute the folder's notebooks in order; (docname, notebook, seconds, error,
     (began, ended)) each."""
@@ -51,10 +81,13 @@ def _execute_folder(folder: str, timeout: int, allow_errors: bool) -> list[tuple
 def _execute_entry(entry: tuple, timeout: int, allow_errors: bool, pause=None) -> tuple:
     from tools.execute_notebook import execute
 
-    docname, path, notebook, _ = entry
+    docname, path, notebook, _, (folder, kernel, env) = entry
     began = time.time()
     try:
-        seconds = execute(notebook, Path(path).parent, timeout, allow_errors, record_timing=False, pause=pause)
+        if env is not None:  # the kernel's spec is found on the JUPYTER_PATH of this process
+            os.environ["JUPYTER_PATH"] = env["JUPYTER_PATH"]
+        seconds = execute(notebook, folder, timeout, allow_errors, record_timing=False, pause=pause,
+                          kernel=kernel, env=env)
         error = None
     except Exception as err:  # noqa: BLE001  (reported by _cache_results, which stops the build)
         seconds, error = 0.0, f"{type(err).__name__}: {str(err)[-6000:]}"
@@ -95,11 +128,11 @@ def _to_execute(app, env, docnames) -> tuple[dict, list]:
             continue  # cached and up to date
         except KeyError:
             pass
-        entry = (docname, path, notebook, reader.read_fmt)
+        entry = (docname, path, notebook, reader.read_fmt, where(app, Path(path)))
         if runs_alone(notebook):
             alone.append(entry)
         else:
-            work.setdefault(str(Path(path).parent), []).append(entry)
+            work.setdefault(str(entry[4][0]), []).append(entry)
     return work, alone
 
 
@@ -123,7 +156,7 @@ def _before_read(app, env, docnames) -> None:
     # (they build into the same build/); a second one there runs whole, alone.
     early, after, claimed = [], {}, set()
     for entry in alone:
-        folder = str(Path(entry[1]).parent)
+        folder = str(entry[4][0])
         if folder not in claimed:
             claimed.add(folder)
             (after.setdefault(folder, []) if folder in work else early).append(paused[entry[0]])

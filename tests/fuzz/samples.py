@@ -20,6 +20,7 @@ SPECIAL = {
     "checked_add_cpu": lambda g: [torch.randn(4, 16, generator=g), torch.randn(4, 16, generator=g),
                                   torch.empty(4, 16)],
     "ring_shift_cpu": lambda g: [torch.randn(4, 16, generator=g), torch.empty(4, 16)],
+    "gemm_cpu": lambda g: [torch.randn(4, 16, generator=g), torch.randn(16, 8, generator=g), torch.empty(4, 8)],
     "throw_int_demo": lambda g: [0],  # any other value ends the process, by design
     "std_exception_demo_cpu": lambda g: [0],
     "check_workspace_cpu": lambda g: [1024],

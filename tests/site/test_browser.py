@@ -64,9 +64,10 @@ TEMP_FOLDER = re.compile(re.escape(tempfile.gettempdir()) + r"/tmp[a-z0-9_]{8}\b
 
 
 def test_no_page_names_the_build_machine_paths():
-    """Neither the checkout's absolute path, the home folder nor a temporary folder that
-    Python's tempfile named appears on any page."""
-    needles = {str(ROOT), str(ROOT.resolve())}
+    """Neither the checkout's absolute path, the build folder's (where a recipe's notebook runs,
+    in its zip's folder), the home folder nor a temporary folder that Python's tempfile named
+    appears on any page."""
+    needles = {str(ROOT), str(ROOT.resolve()), str(SITE.parent.resolve())}
     home = Path.home()
     if home != Path("/"):
         needles |= {f"{home}/", f"{home.resolve()}/"}

@@ -86,3 +86,48 @@ def test_a_cell_tagged_raises_exception_must_raise(tmp_path):
     with pytest.raises(nbclient.exceptions.CellExecutionError, match="tagged raises-exception but raised nothing"):
         execute(silent, tmp_path, timeout=60)
     assert silent.cells[1].get("outputs") == []
+
+
+def test_a_named_kernel_runs_with_its_environment(tmp_path, monkeypatch):
+    """A recipe's notebook runs in the take-away venv's kernel (docs/_ext/parallel_notebooks.py):
+    the kernel named, found on JUPYTER_PATH, started with the environment given."""
+    import json
+    import os
+    import sys
+
+    spec = tmp_path / "share" / "kernels" / "probe" / "kernel.json"
+    spec.parent.mkdir(parents=True)
+    spec.write_text(json.dumps({"argv": [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
+                                "display_name": "probe", "language": "python"}))
+    monkeypatch.setenv("JUPYTER_PATH", str(tmp_path / "share"))
+    notebook = new_notebook(cells=[new_code_cell("import os; print(os.environ['PROBE'], os.getcwd())")])
+    execute(notebook, tmp_path, timeout=60, kernel="probe", env={**os.environ, "PROBE": "from the caller"})
+    assert notebook.cells[0].outputs[0]["text"] == f"from the caller {tmp_path}\n"
+
+
+def test_a_recipe_page_runs_in_its_zip_s_folder_with_the_take_away_kernel(tmp_path, monkeypatch):
+    from types import SimpleNamespace
+
+    from sphinx.errors import ExtensionError
+
+    from tools.takeaway_venv import KERNEL
+
+    root = Path(__file__).resolve().parents[2]
+    monkeypatch.syspath_prepend(str(root / "docs" / "_ext"))
+    import parallel_notebooks
+    monkeypatch.setenv("FFI_COOKBOOK_BUILD_DIR", str(tmp_path))
+    app = SimpleNamespace(outdir=str(tmp_path / "html"))
+    guide = root / "docs" / "guides" / "kernel-library.md"
+    assert parallel_notebooks.where(app, guide) == (guide.parent, "python3", None)
+    recipe = root / "cookbook" / "01-add-one" / "notebook.md"
+    with pytest.raises(ExtensionError, match="01-add-one: its zip as it is now has not run"):
+        parallel_notebooks.where(app, recipe)
+    (tmp_path / "takeaway-venv" / "bin").mkdir(parents=True)
+    (tmp_path / "takeaway-venv" / "bin" / "python").touch()
+    run = tmp_path / "recipe-runs" / "01-add-one"
+    monkeypatch.setattr("tools.recipe_runs.folder_of_run", lambda name, files, build: run)
+    folder, kernel, env = parallel_notebooks.where(app, recipe)
+    assert (folder, kernel) == (run, KERNEL)
+    assert env["VIRTUAL_ENV"] == str(tmp_path / "takeaway-venv")
+    assert env["JUPYTER_PATH"] == str(tmp_path / "takeaway-venv" / "share" / "jupyter")
+    assert "PYTEST_ADDOPTS" not in env and "FFI_COOKBOOK_BUILD_DIR" not in env
