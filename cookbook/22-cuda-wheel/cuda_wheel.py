@@ -155,11 +155,6 @@ def other_cpython() -> Path | None:
     return found[max(found)] if found else None
 
 
-def site_packages(python: Path) -> Path:
-    """The site-packages folder of the venv whose Python is ``python``."""
-    return Path(run([python, "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"]).stdout.strip())
-
-
 # [check_in_venv.begin]
 # Runs in another Python, isolated (-I): the CPU entry computes, bad input and the
 # CUDA entry without a GPU raise named Python errors, nothing crashes.
@@ -216,7 +211,7 @@ def install_release(version: str, folder: Path) -> Path:
 # [releases.end]
 
 
-# [under_release.begin]
+# [release_process.begin]
 # Runs isolated (-I) in a venv that has no tvm_ffi: the release's folder and the
 # wheel's unpacked package go first on sys.path, then CHECK_IN_VENV runs.
 UNDER_RELEASE = r"""
@@ -249,7 +244,7 @@ def run_under_release(python: Path, release: Path, package: Path) -> dict:
         result = "fails to load" if imported else "tvm_ffi fails to import"
     return {"release": release.name, "result": result, "error": errors[-1] if done.returncode else "",
             "stdout": done.stdout}
-# [under_release.end]
+# [release_process.end]
 
 
 def build_needs(template: Path) -> list[str]:
