@@ -276,6 +276,9 @@ BOX_LACKS = [
     # has no reason to install it.
     "liger-kernel==0.8.5",
 ]
+#: Wheels only pip's isolated builds take, from find-links, never installed into the box's Python:
+#: recipe 22's template builds against the oldest apache-tvm-ffi it can (its pyproject.toml).
+BUILD_ONLY = ["apache-tvm-ffi==0.1.7"]
 
 
 def download_wheels(dest: Path) -> int:
@@ -300,15 +303,15 @@ def download_wheels(dest: Path) -> int:
                                               "manylinux_2_31_x86_64", "manylinux_2_34_x86_64",
                                               "manylinux_2_35_x86_64", "any")]
     failed = 0
-    for spec in specs:
+    for spec, folder in [*((s, dest) for s in specs), *((s, dest / "build-only") for s in BUILD_ONLY)]:
         done = subprocess.run([sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--only-binary=:all:",
                                "--python-version", "3.12", "--implementation", "cp", *platforms,
-                               "-d", str(dest), spec], capture_output=True, text=True)
+                               "-d", str(folder), spec], capture_output=True, text=True)
         if done.returncode:
             failed += 1
             print(f"  {spec}: {done.stderr.strip().splitlines()[-1] if done.stderr.strip() else 'failed'}")
-    size = sum(p.stat().st_size for p in dest.glob("*.whl"))
-    print(f"{len(list(dest.glob('*.whl')))} wheels in {dest}, {size / 2**20:.1f} MiB; {failed} failed")
+    size = sum(p.stat().st_size for p in dest.rglob("*.whl"))
+    print(f"{len(list(dest.rglob('*.whl')))} wheels in {dest}, {size / 2**20:.1f} MiB; {failed} failed")
     return 1 if failed else 0
 
 
@@ -330,8 +333,8 @@ def install_carried_wheels(wheels: Path) -> None:
         return
     subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-index", "--no-deps", "--no-cache-dir",
                     *map(str, files)], check=True)
-    os.environ["PIP_NO_INDEX"] = "1"
-    os.environ["PIP_FIND_LINKS"] = str(wheels.resolve())
+    os.environ["PIP_NO_INDEX"] = "1"  # pip reads a space-separated list of find-links here
+    os.environ["PIP_FIND_LINKS"] = f"{wheels.resolve()} {(wheels / 'build-only').resolve()}"
     point_wheel_builds_at_cmake_and_ninja()
 
 
