@@ -1,24 +1,11 @@
-"""How the snippet checker verified a page's code: one note per page, and a label under a block
-only where it says something the note does not.
+"""How the snippet checker verified a page's code (its report.json): one note at the end of each
+page, and a label under a block only where it says something the note does not (compiled only,
+pseudo-code, a test file, not verified). A CUDA block says "ran on <GPU> at commit <x>" only when
+the page's stored GPU run (gpu_runs.py) called a function it stands for. A block whose report row
+does not match it (no report, or one older than the page) gets no label: a label is never guessed.
 
-``make snippets`` (``python -m tools.snippets``) writes ``report.json``, with one row per
-code block of each page: its position among the page's blocks (``index``), its line and
-language, and what the check did (``how``: executed, compiled, compiled-and-ran,
-configured, built, tested, linked, ran, pseudo, unverified) with the tool that did it
-(``g++ 12.2``, ``nvcc 13.0``). This extension reads that report when pages are written
-and writes, at the end of each page, one sentence on how its code was checked (cells that
-ran, files compiled, commands run, linking to the checks page), and a label under a block
-only where it was not run or is not real code: "compiled with g++ 12.2 against the tvm_ffi
-headers", "pseudo-code: <reason>", or a shown test file that "runs in the recipe's tests".
-A CUDA block says where it ran from the record: "ran on NVIDIA H200 at commit <x>" when the
-page's stored GPU run (docs/_ext/gpu_runs.py) called, without an error, a function the block
-stands for (``gpu_runs.exports_shown``), and "compiled with nvcc 13.0, not run" only where no
-stored run did. A cell that ran gets no label. A block without a row (the report is missing,
-or older than the page) gets no label: a label is never guessed.
-
-The Makefile builds the site, runs the checker, then runs Sphinx again: in that second
-pass ``env-updated`` names every page whose rows changed, so those pages are written
-again with their labels, without being read or executed again.
+`make docs` builds the site, runs the checker, then runs Sphinx again: ``env-updated`` names the
+pages whose rows changed, so they are written again with their labels, without being re-read.
 """
 
 from __future__ import annotations
@@ -26,7 +13,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from functools import lru_cache
+from collections import Counter
 from pathlib import Path
 
 import gpu_runs
@@ -38,36 +25,18 @@ ROOT = Path(__file__).resolve().parents[2]
 
 CSS = """\
 /* Verification labels under code blocks (docs/_ext/snippet_labels.py). */
-p.snippet-label {
-  margin: -0.6rem 0 1rem;
-  font-size: 0.75rem;
-  line-height: 1.3;
-  color: var(--pst-color-text-muted);
-  text-align: right;
-  overflow-wrap: anywhere;
-}
+p.snippet-label { margin: -0.6rem 0 1rem; font-size: 0.75rem; line-height: 1.3;
+  color: var(--pst-color-text-muted); text-align: right; overflow-wrap: anywhere; }
 div.cell_input p.snippet-label { margin: 0.15rem 0.5rem 0.25rem; }
 p.snippet-label-unverified { color: var(--pst-color-danger); }
-p.snippet-page-note {
-  margin-top: 2rem;
-  font-size: 0.8rem;
-  color: var(--pst-color-text-muted);
-}
+p.snippet-page-note { margin-top: 2rem; font-size: 0.8rem; color: var(--pst-color-text-muted); }
 """
 
 
 def read_report(path: str) -> dict | None:
-    """The checker's report, or None when there is none (read once per version of the file)."""
-    file = Path(path) if path else None
-    if file is None or not file.is_file():
-        return None
-    return _parsed(str(file), file.stat().st_mtime_ns)
-
-
-@lru_cache(maxsize=2)
-def _parsed(path: str, mtime_ns: int) -> dict | None:
+    """The checker's report, or None when there is none (a page's labels are a few lookups in it)."""
     try:
-        return json.loads(Path(path).read_text())
+        return json.loads(Path(path).read_text()) if path else None
     except (OSError, ValueError):
         return None
 
@@ -79,10 +48,7 @@ def is_cuda(row: dict) -> bool:
 
 def label(row: dict, ran_on: str | None = None) -> str | None:
     """The words under a block, from its report row and, for CUDA, where a stored GPU run ran it
-    (``ran_on``: "NVIDIA H200 at commit 587c9e5", from :func:`gpu_run_of`), only where they tell the
-    reader something the page note does not: the block was not run (compiled only, configured
-    only), it ran on a GPU, it is pseudo-code, it is a shown file that runs in a test, or it is not
-    verified. A block that ran (a cell, a command) gets no label; None also when the row says too little."""
+    (``ran_on``, from :func:`gpu_run_of`); None where the page note says it all (the block ran)."""
     how, tool, kind = row.get("how"), row.get("tool") or "", row.get("kind")
     with_tool = f" with {tool}" if tool else ""
     cuda = is_cuda(row)
@@ -102,42 +68,37 @@ def label(row: dict, ran_on: str | None = None) -> str | None:
         return row.get("detail") or None
     if how == "unverified":
         return "not verified: " + row.get("detail", "")
-    return None  # executed, compiled-and-ran, ran, linked, built: the page note says so
+    return None  # executed, compiled-and-ran, ran, linked, built
 
 
-#: page note words per kind of check, in the order they are listed
-_NOTE = [
-    ("executed", "{n} code cell{s} ran when the site was built"),
-    ("shown-compiled", "{n} file{s} shown compiled by that build"),
-    ("compiled-and-ran", "{n} C/C++ block{s} compiled and ran"),
-    ("ran", "{n} command block{s} ran in an empty folder"),
-    ("linked", "{n} command block{s} run as shown by CI or a test"),
-    ("compiled", "{n} block{s} compiled"),
-    ("configured", "{n} CMake file{s} configured"),
-    ("built", "{n} pyproject.toml built"),
-    ("tested", "{n} test file{s} passed under pytest"),
-    ("pseudo", "{n} block{s} of pseudo-code, marked"),
-    ("unverified", "{n} block{s} NOT verified"),
-]
+_NOTE = {  # the page note's words per kind of check, in this order
+    "executed": "{n} code cell{s} ran when the site was built",
+    "shown-compiled": "{n} file{s} shown compiled by that build",
+    "compiled-and-ran": "{n} C/C++ block{s} compiled and ran",
+    "ran": "{n} command block{s} ran in an empty folder",
+    "linked": "{n} command block{s} run as shown by CI or a test",
+    "compiled": "{n} block{s} compiled",
+    "configured": "{n} CMake file{s} configured",
+    "built": "{n} pyproject.toml built",
+    "tested": "{n} test file{s} passed under pytest",
+    "pseudo": "{n} block{s} of pseudo-code, marked",
+    "unverified": "{n} block{s} NOT verified",
+}
 
 
 def page_note(rows: list[dict]) -> str | None:
     """One sentence on how a page's code was checked, from its report rows."""
-    counts: dict[str, int] = {}
-    for r in rows:
-        how = r.get("how")
-        if how == "compiled" and r.get("kind") == "include":
-            how = "shown-compiled"
-        counts[how] = counts.get(how, 0) + 1
-    parts = [words.format(n=counts[how], s="" if counts[how] == 1 else "s") for how, words in _NOTE if counts.get(how)]
+    counts = Counter("shown-compiled" if r.get("how") == "compiled" and r.get("kind") == "include"
+                     else r.get("how") for r in rows)
+    parts = [words.format(n=counts[how], s="" if counts[how] == 1 else "s")
+             for how, words in _NOTE.items() if counts[how]]
     return ("How this page's code was checked: " + "; ".join(parts) + ".") if parts else None
 
 
 def gpu_run_of(row: dict, block_text: str, record: tuple[dict, set[str]] | None,
                root: Path = ROOT) -> str | None:
-    """Where the page's stored GPU run ran a CUDA block: "<device> at commit <x>" when that run
-    called, without an error, a function the block stands for (``gpu_runs.exports_shown``);
-    None when it did not (or there is no stored run)."""
+    """"<device> at commit <x>" when the page's stored GPU run called, without an error, a function
+    the CUDA block stands for (``gpu_runs.exports_shown``); else None."""
     if record is None or not is_cuda(row):
         return None
     stamp, called = record
@@ -147,14 +108,9 @@ def gpu_run_of(row: dict, block_text: str, record: tuple[dict, set[str]] | None,
 
 
 def gpu_record(env, docname: str) -> tuple[dict, set[str]] | None:
-    """The page's stored GPU run (docs/_ext/gpu_runs.py loads them): its stamp, and the names its
-    cells called without an error."""
+    """The page's stored GPU run: its stamp, and the names its cells called without an error."""
     nb = (getattr(env, "ffi_cookbook_gpu_runs", None) or {}).get(gpu_runs.notebook_name(docname))
     return (nb["metadata"]["ffi_cookbook_gpu_run"], gpu_runs.ran_exports(nb)) if nb else None
-
-
-def _rows_digest(rows: list[dict], gpu_visible: bool) -> str:
-    return hashlib.sha256(json.dumps([rows, gpu_visible], sort_keys=True).encode()).hexdigest()
 
 
 def pages_to_rewrite(app, env) -> list[str]:
@@ -162,8 +118,9 @@ def pages_to_rewrite(app, env) -> list[str]:
     report = read_report(app.config.snippets_report) or {"pages": {}}
     gpu = bool(report.get("gpu_visible"))
     before = getattr(env, "snippet_label_digests", {})
-    now = {page: _rows_digest(rows, gpu) for page, rows in report["pages"].items() if page in env.found_docs}
-    env.snippet_label_digests = now
+    env.snippet_label_digests = now = {
+        page: hashlib.sha256(json.dumps([rows, gpu], sort_keys=True).encode()).hexdigest()
+        for page, rows in report["pages"].items() if page in env.found_docs}
     return sorted(page for page in set(before) | set(now) if before.get(page) != now.get(page)
                   and page in env.found_docs)
 
@@ -173,39 +130,34 @@ def add_labels(app, doctree, docname: str) -> None:
     if not report or docname not in report.get("pages", {}):
         return
     rows = {row["index"]: row for row in report["pages"][docname] if "index" in row}
-    blocks = page_blocks(doctree)
     record = gpu_record(getattr(app, "env", None), docname)
     matched = 0
-    for index, node in enumerate(blocks):
+    for index, node in enumerate(page_blocks(doctree)):
         row = rows.get(index)
-        # The row must be this block: same line and language, or the report is older than the page.
+        # The row must be this block (same line and language), or the report is older than the page.
         if row is None or row.get("page_line") != node.line or row.get("language") != (node.get("language") or "(none)"):
             continue
         matched += 1
-        text = label(row, gpu_run_of(row, node.astext(), record))
-        if not text:
+        if not (text := label(row, gpu_run_of(row, node.astext(), record))):
             continue
-        tag = nodes.paragraph("", text, classes=["snippet-label", f"snippet-label-{row['how']}"])
         anchor = node
         if in_cell(node) is None and isinstance(node.parent, nodes.container) \
                 and "literal-block-wrapper" in node.parent.get("classes", []):
             anchor = node.parent  # after the caption's wrapper, not inside it
-        anchor.parent.insert(anchor.parent.index(anchor) + 1, tag)
+        anchor.parent.insert(anchor.parent.index(anchor) + 1,
+                             nodes.paragraph("", text, classes=["snippet-label", f"snippet-label-{row['how']}"]))
     # The note too only when the report is this page's: every row found its block.
     note = page_note(report["pages"][docname]) if matched == len(rows) else None
     sections = [n for n in doctree.children if isinstance(n, nodes.section)]
     if note and sections and hasattr(app, "builder") and app.builder.format == "html":
-        link = nodes.reference("", "How this site is checked",
-                               refuri=app.builder.get_relative_uri(docname, "checks"))
-        sections[-1] += nodes.paragraph("", "", nodes.Text(note + " "), link,
-                                        classes=["snippet-page-note"])
+        link = nodes.reference("", "How this site is checked", refuri=app.builder.get_relative_uri(docname, "checks"))
+        sections[-1] += nodes.paragraph("", "", nodes.Text(note + " "), link, classes=["snippet-page-note"])
 
 
 def write_css(app, exception) -> None:
     if exception is None and app.builder.format == "html":
-        static = Path(app.outdir) / "_static"
-        static.mkdir(parents=True, exist_ok=True)
-        (static / "snippet-labels.css").write_text(CSS)
+        (Path(app.outdir) / "_static").mkdir(parents=True, exist_ok=True)
+        (Path(app.outdir) / "_static" / "snippet-labels.css").write_text(CSS)
 
 
 def setup(app):

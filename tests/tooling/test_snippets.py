@@ -1,10 +1,5 @@
-"""The snippet checker catches each failure mode and names the page and line.
-
-A fixture site (tests/tooling/snippets_fixture) holds one page of blocks that must
-verify and one page per failure: a C++ block that does not compile, a Python
-block that raises, a doctest whose shown output is wrong, a page that refers to
-a marker region that does not exist, and a source file with a dangling marker.
-"""
+"""The snippet checker catches each failure mode and names the page and line: a fixture site
+(tests/tooling/snippets_fixture) holds one page of blocks that verify and one page per failure."""
 
 import json
 import shutil
@@ -21,7 +16,7 @@ ROOT = FIXTURE.parents[2]
 
 
 def build_and_check(tmp: Path, clean: bool = False) -> tuple[subprocess.CompletedProcess, dict]:
-    """Copy the fixture (only its good page when `clean`), build it, run the checker."""
+    """Copy the fixture (only its good page when `clean`), build it, run the checker (cache under `tmp`)."""
     site = tmp / "site"
     shutil.copytree(FIXTURE, site)
     if clean:
@@ -36,17 +31,14 @@ def build_and_check(tmp: Path, clean: bool = False) -> tuple[subprocess.Complete
 
 
 def check(tmp: Path) -> tuple[subprocess.CompletedProcess, dict]:
-    """Run the checker on the site built under `tmp` (its cache lives there too)."""
     done = subprocess.run([sys.executable, "-m", "tools.snippets", "--root", str(tmp / "site"), "--doctrees",
                            str(tmp / "doctrees"), "--out", str(tmp / "snippets")],
                           capture_output=True, text=True, cwd=ROOT)
     return done, json.loads((tmp / "snippets" / "report.json").read_text())
 
 
-def fence_line(page: str) -> int:
-    """Line of the first code fence of a fixture page: where the checker must point."""
-    lines = (FIXTURE / "docs" / page).read_text().splitlines()
-    return next(i for i, line in enumerate(lines, 1) if line.startswith("```"))
+def first_line(path: Path, start: str) -> int:
+    return next(i for i, line in enumerate(path.read_text().splitlines(), 1) if start in line)
 
 
 @pytest.fixture(scope="module")
@@ -63,7 +55,8 @@ def checked(tmp_path_factory):
 def test_failure_names_page_and_line(checked, page, message):
     done, _ = checked
     assert done.returncode == 1
-    lines = [ln for ln in done.stdout.splitlines() if ln.strip().startswith(f"docs/{page}:{fence_line(page)}:")]
+    where = f"docs/{page}:{first_line(FIXTURE / 'docs' / page, '```')}:"  # the block's first fence
+    lines = [ln for ln in done.stdout.splitlines() if ln.strip().startswith(where)]
     assert lines, done.stdout
     assert message in lines[0]
 
@@ -75,15 +68,13 @@ def test_compile_error_is_the_compilers(checked):
 
 def test_dangling_marker_names_file_and_line(checked):
     done, _ = checked
-    source = (FIXTURE / "docs" / "code" / "regions.cc").read_text().splitlines()
-    line = next(i for i, text in enumerate(source, 1) if "[dangling_region.begin]" in text)
+    line = first_line(FIXTURE / "docs" / "code" / "regions.cc", "[dangling_region.begin]")
     assert f"docs/code/regions.cc:{line}: '[dangling_region.begin]' has no matching '[dangling_region.end]'" in done.stdout
 
 
 def test_summary_counts_every_failure(checked):
     done, report = checked
-    assert done.stdout.strip().splitlines()[-1] == "snippets: 7 verified, 5 unverified, 1 exempt"
-    assert report["summary"] == "snippets: 7 verified, 5 unverified, 1 exempt"
+    assert done.stdout.strip().splitlines()[-1] == report["summary"] == "snippets: 7 verified, 5 unverified, 1 exempt"
     assert [e["detail"] for e in report["exempt"]] == ["pseudo-code: shows the shape of a loop, not real code"]
 
 
@@ -93,8 +84,7 @@ def test_good_page_verifies_by_language(checked):
     assert rows == {("cpp", "verified"), ("c", "verified"), ("python", "verified"),
                     ("pycon", "verified"), ("cmake", "verified"), ("bash", "verified"),
                     ("cpp", "exempt")}
-    ran = [r for r in report["pages"]["good"] if r["language"] == "c"]
-    assert ran[0]["detail"].startswith("compiled and ran")
+    assert next(r for r in report["pages"]["good"] if r["language"] == "c")["detail"].startswith("compiled and ran")
 
 
 def test_clean_site_passes_and_second_run_is_cached(tmp_path):
@@ -113,14 +103,11 @@ def test_clean_site_passes_and_second_run_is_cached(tmp_path):
     ("# [BadName.begin]\n# [BadName.end]\n", "marker name 'BadName' is not snake_case"),
 ])
 def test_marker_lint(tmp_path, text, message):
-    path = tmp_path / "f.cc"
-    path.write_text(text)
-    assert message in [p.message for p in regions(path)[1]]
+    (tmp_path / "f.cc").write_text(text)
+    assert message in [p.message for p in regions(tmp_path / "f.cc")[1]]
 
 
 def test_a_recipe_runs_copy_counts_only_while_it_is_the_checkouts_file(tmp_path, monkeypatch):
-    """A build in an unzipped recipe (<build root>/recipe-runs) is evidence for the checkout's
-    file only while the copy it compiled holds the same bytes (tools/snippets/evidence.py)."""
     from tools.snippets.evidence import Evidence
 
     root, build = tmp_path / "checkout", tmp_path / "checkout" / "_build"

@@ -6,27 +6,22 @@ import argparse
 import os
 import sys
 import time
+import tomllib
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from . import report
 from .collect import Block, collect
-from .compile import verify_cmake, verify_compiled
-from .context import Context
 from .evidence import Evidence
 from .markers import lint
-from .run import linked_commands, verify_python_page, verify_shell
+from .verify import Context, linked_commands, verify_cmake, verify_compiled, verify_python_page, verify_shell
 
 
 def verify(ctx: Context, blocks: list[Block], executed: dict) -> None:
-    languages = ctx.config["languages"]
-    compiled: list[tuple[Block, str]] = []
-    python_pages: dict[str, list[Block]] = {}
+    compiled, python_pages, shell = [], {}, []
     evidence = Evidence(ctx.root)
-    shell: list[Block] = []
     for block in blocks:
-        verifier = languages.get(block.language)
-        block.verifier = verifier or ""
+        verifier = block.verifier = ctx.config["languages"].get(block.language) or ""
         if not block.pseudo and block.kind != "include" and verifier in ("c", "cpp", "cuda", "cmake"):
             block.tool = "cmake" if verifier == "cmake" else ctx.config["compile"][verifier][0]
         if block.pseudo:
@@ -41,12 +36,11 @@ def verify(ctx: Context, blocks: list[Block], executed: dict) -> None:
                 block.fail(f"the notebook did not execute successfully: {data.get('error') or 'not executed'}")
         elif block.kind == "include":
             evidence.verify(block)
-        elif verifier is None:
+        elif not verifier:
             block.fail(f"no verifier for language {block.language or '(none)'}: label output as `text`")
-        elif block.kind == "doxygen" and verifier in ("cpp", "cuda"):
-            block.harness = block.harness or ctx.config["doxygen"]["harness"]
-            compiled.append((block, verifier))
         elif verifier in ("c", "cpp", "cuda"):
+            if block.kind == "doxygen" and verifier != "c":
+                block.harness = block.harness or ctx.config["doxygen"]["harness"]
             compiled.append((block, verifier))
         elif verifier == "cmake":
             verify_cmake(ctx, block)
@@ -54,11 +48,10 @@ def verify(ctx: Context, blocks: list[Block], executed: dict) -> None:
             python_pages.setdefault(block.page, []).append(block)
         elif verifier == "shell":
             shell.append(block)
-    known_commands = linked_commands(ctx) if shell else {}
-    # The shell blocks run in scratch folders beside the compiles (each one process on one core,
-    # most of them short): one after the other they left a core idle.
+    known = linked_commands(ctx) if shell else {}
+    # Shell blocks (one short process each) run beside the compiles, so no core sits idle.
     with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
-        runs = [pool.submit(verify_shell, ctx, block, known_commands) for block in shell]
+        runs = [pool.submit(verify_shell, ctx, block, known) for block in shell]
         verify_compiled(ctx, compiled)
         for run in runs:
             run.result()
@@ -69,19 +62,17 @@ def verify(ctx: Context, blocks: list[Block], executed: dict) -> None:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tools.snippets", description=__doc__)
     parser.add_argument("--root", type=Path, default=Path.cwd())
-    parser.add_argument("--srcdir", type=Path, default=None, help="the Sphinx source folder (root/docs)")
-    parser.add_argument("--doctrees", type=Path, default=None, help="root/_build/doctrees")
-    parser.add_argument("--out", type=Path, default=None, help="root/_build/snippets")
-    parser.add_argument("--config", type=Path, default=None, help="root/conf/snippets.toml")
+    parser.add_argument("--srcdir", type=Path, help="the Sphinx source folder (root/docs)")
+    parser.add_argument("--doctrees", type=Path, help="root/_build/doctrees")
+    parser.add_argument("--out", type=Path, help="root/_build/snippets")
+    parser.add_argument("--config", type=Path, default=Path(__file__).resolve().parents[2] / "conf" / "snippets.toml")
     args = parser.parse_args(argv)
-    root = args.root.resolve()
-    start = time.perf_counter()
-    ctx = Context.create(root, args.out or root / "_build" / "snippets",
-                         args.config or Path(__file__).resolve().parents[2] / "conf" / "snippets.toml")
+    root, start = args.root.resolve(), time.perf_counter()
+    ctx = Context(root, (args.out or root / "_build" / "snippets").resolve(), tomllib.loads(args.config.read_text()))
     blocks, executed = collect(args.doctrees or root / "_build" / "doctrees", root)
     verify(ctx, blocks, executed)
     problems = lint(root, args.srcdir or root / "docs", ctx.config.get("markers", {}).get("exclude", []))
-    line = report.write(blocks, problems, ctx.out, time.perf_counter() - start, ctx.root)
+    line = report.write(blocks, problems, ctx.out, time.perf_counter() - start, root)
     return 0 if " 0 unverified" in line else 1
 
 

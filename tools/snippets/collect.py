@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pickle
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from docutils import nodes
@@ -13,7 +13,7 @@ from docutils import nodes
 class Block:
     """One code block a reader sees, and what the checker concluded about it."""
 
-    page: str  # docname, e.g. "cookbook/01-add-one/notebook"
+    page: str  # docname
     source: Path  # the page's source file
     line: int | None
     language: str
@@ -23,13 +23,13 @@ class Block:
     harness: str | None = None
     run: bool = False
     pseudo: str | None = None
-    expected_output: str | None = None
+    expected_output: str | None = None  # the `text` block right after a `:run:` block
     status: str = "unverified"  # verified | unverified | exempt | text
     detail: str = ""
-    where: str = field(default="")  # "page:line" used in messages
-    index: int = 0  # position among the page's literal blocks (cell outputs skipped), for labels
-    verifier: str = ""  # the verifier its language maps to (conf/snippets.toml [languages])
-    tool: str = ""  # the compiler (or cmake) that verified it, as called; the report names its version
+    where: str = ""  # "page:line" for messages
+    index: int = 0  # position in page_blocks(): how the site's labels find the block again
+    verifier: str = ""  # conf/snippets.toml [languages]
+    tool: str = ""  # the compiler (or cmake) as called; the report names its version
 
     def fail(self, why: str) -> None:
         self.status, self.detail = "unverified", why
@@ -38,30 +38,29 @@ class Block:
         self.status, self.detail = "verified", how
 
 
+def _ancestors(node: nodes.Node):
+    while (node := node.parent) is not None:
+        yield node
+
+
 def in_cell(node: nodes.Node) -> str | None:
     """'input' or 'output' when the node belongs to a notebook cell, else None."""
-    parent = node.parent
-    while parent is not None:
+    for parent in _ancestors(node):
         classes = parent.get("classes", []) if isinstance(parent, nodes.Element) else []
         if "cell_input" in classes:
             return "input"
         if "cell_output" in classes or "cell" in classes:
             return "output"
-        parent = parent.parent
     return None
 
 
-def _in_doxygen(node: nodes.Node) -> bool:
-    parent = node.parent
-    while parent is not None:
-        if type(parent).__name__ == "desc_content":
-            return True
-        parent = parent.parent
-    return False
+def page_blocks(tree: nodes.Node) -> list[nodes.literal_block]:
+    """A page's literal blocks, cell outputs left out: a block's position here is its report ``index``."""
+    return [node for node in tree.findall(nodes.literal_block) if in_cell(node) != "output"]
 
 
 def _doxygen_origin(root: Path, text: str) -> str | None:
-    """'include/x.h:N' for the header comment a Doxygen example was rendered from."""
+    """'include/x.h:N': the header comment a Doxygen example was rendered from."""
     first = text.strip().splitlines()[0].strip() if text.strip() else ""
     for header in sorted((root / "include").rglob("*.h")) if first else []:
         for number, line in enumerate(header.read_text().splitlines(), 1):
@@ -70,47 +69,31 @@ def _doxygen_origin(root: Path, text: str) -> str | None:
     return None
 
 
-def page_blocks(tree: nodes.Node) -> list[nodes.literal_block]:
-    """The literal blocks of a page that the checker verifies, in order: cell outputs are
-    skipped. A block's position in this list is its ``index`` in the report, which is how
-    the site's verification labels (docs/_ext/snippet_labels.py) find it again."""
-    return [node for node in tree.findall(nodes.literal_block) if in_cell(node) != "output"]
-
-
 def collect(doctrees: Path, root: Path) -> tuple[list[Block], dict]:
-    """All literal blocks of every page, plus myst-nb's execution record per page."""
+    """All literal blocks of every page, and myst-nb's execution record per page."""
     env = pickle.loads((doctrees / "environment.pickle").read_bytes())
     executed = {doc: meta.get("exec_data") for doc, meta in getattr(env, "nb_metadata", {}).items()}
     blocks: list[Block] = []
     for path in sorted(doctrees.rglob("*.doctree")):
         docname = path.relative_to(doctrees).with_suffix("").as_posix()
-        tree = pickle.loads(path.read_bytes())
-        source = Path(env.doc2path(docname))
-        previous: Block | None = None
-        for index, node in enumerate(page_blocks(tree)):
-            language = node.get("language") or ""
-            cell = in_cell(node)
-            text = node.astext()
-            included = node.get("source")
-            block = Block(page=docname, source=source, line=node.line, language=language,
-                          kind="inline", text=text, index=index)
-            if cell == "input":
+        source = Path(env.doc2path(docname)).resolve()
+        shown = source.relative_to(root) if source.is_relative_to(root) else source
+        previous = None
+        for index, node in enumerate(page_blocks(pickle.loads(path.read_bytes()))):
+            text, included = node.astext(), node.get("source")
+            block = Block(page=docname, source=source, line=node.line, language=node.get("language") or "",
+                          kind="inline", text=text, index=index, harness=node.get("snippet_harness"),
+                          run=bool(node.get("snippet_run")), pseudo=node.get("snippet_pseudo"),
+                          where=f"{shown}:{node.line or '?'}")
+            if in_cell(node) == "input":
                 block.kind = "cell"
-            elif _in_doxygen(node):
+            elif any(type(parent).__name__ == "desc_content" for parent in _ancestors(node)):
                 block.kind = "doxygen"
-                origin = _doxygen_origin(root, text)
-            elif included and Path(included).resolve() != source.resolve():
+                if origin := _doxygen_origin(root, text):
+                    block.where = f"{shown} (from {origin})"
+            elif included and Path(included).resolve() != source:
                 block.kind, block.include = "include", Path(included).resolve()
-            block.harness = node.get("snippet_harness")
-            block.run = bool(node.get("snippet_run"))
-            block.pseudo = node.get("snippet_pseudo")
-            shown = source.resolve()
-            shown = shown.relative_to(root) if shown.is_relative_to(root) else shown
-            block.where = f"{shown}:{node.line or '?'}"
-            if block.kind == "doxygen" and origin:
-                block.where = f"{shown} (from {origin})"
-            # A `text` block right after a `:run:` block is the output the page shows for it.
-            if previous is not None and previous.run and language == "text":
+            if previous is not None and previous.run and block.language == "text":
                 previous.expected_output = text
             blocks.append(block)
             previous = block

@@ -1,45 +1,31 @@
-"""Lint marker regions: `// [name.begin]` ... `// [name.end]` in sources, and the pages using them.
-
-Fails on: a begin without an end (or the reverse), a name used twice in one
-file, a name that is not snake_case, and a page whose literalinclude refers to
-a region that does not exist or does not use the marker syntax.
-"""
+"""Lint marker regions (`// [name.begin]` ... `// [name.end]`) in sources, and the pages using them:
+a begin without an end (or the reverse), a name used twice in a file or not snake_case, and a
+literalinclude of a region that does not exist or not by the marker syntax."""
 
 from __future__ import annotations
 
 import fnmatch
 import re
 import subprocess
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 MARKER = re.compile(r"\[([A-Za-z0-9_.-]+?)\.(begin|end)\]")
-# A marker is a comment line of its own: `// [name.begin]` or `# [name.begin]`.
-MARKER_LINE = re.compile(r"^\s*(?://|#|/\*)\s*(\[[^\]]+\])\s*(?:\*/)?\s*$")
+MARKER_LINE = re.compile(r"^\s*(?://|#|/\*)\s*(\[[^\]]+\])\s*(?:\*/)?\s*$")  # a comment line of its own
 SNAKE = re.compile(r"^[a-z][a-z0-9_]*$")
 TEXT_SUFFIXES = {".c", ".cc", ".cpp", ".cu", ".h", ".cuh", ".py", ".cmake", ".txt", ".toml", ".sh", ".in"}
 # MyST fence or rst directive, then its option lines.
-MYST_INCLUDE = re.compile(r"^(`{3,}|:{3,})\{literalinclude\}\s+(\S+)\s*\n((?:\s*:[\w-]+:.*\n)*)", re.M)
+MYST_INCLUDE = re.compile(r"^(?:`{3,}|:{3,})\{literalinclude\}\s+(\S+)\s*\n((?:\s*:[\w-]+:.*\n)*)", re.M)
 RST_INCLUDE = re.compile(r"^\.\. literalinclude::\s+(\S+)\s*\n((?:[ \t]+:[\w-]+:.*\n)*)", re.M)
 OPTION = re.compile(r"^\s*:([\w-]+):\s*(.*?)\s*$", re.M)
 
 
-@dataclass
-class Problem:
+class Problem(NamedTuple):
     where: str
     message: str
 
 
-def _files(root: Path) -> list[Path]:
-    """Tracked and untracked-but-not-ignored files (all files when not a git checkout)."""
-    done = subprocess.run(["git", "ls-files", "--cached", "--others", "--exclude-standard"],
-                          cwd=root, capture_output=True, text=True)
-    names = done.stdout.splitlines() if done.returncode == 0 else [
-        str(p.relative_to(root)) for p in root.rglob("*") if p.is_file()]
-    return [root / n for n in names if Path(n).suffix in TEXT_SUFFIXES and (root / n).is_file()]
-
-
-def regions(path: Path) -> tuple[dict[str, tuple[int, int]], list[Problem]]:
+def regions(path: Path, shown: object = None) -> tuple[dict[str, tuple[int, int]], list[Problem]]:
     """name -> (begin line, end line) of the regions in a file, and the problems found."""
     found: dict[str, tuple[int, int]] = {}
     open_: dict[str, int] = {}
@@ -47,7 +33,7 @@ def regions(path: Path) -> tuple[dict[str, tuple[int, int]], list[Problem]]:
     for number, line in enumerate(path.read_text(errors="replace").splitlines(), 1):
         comment = MARKER_LINE.match(line)
         for name, edge in MARKER.findall(comment.group(1)) if comment else []:
-            where = f"{path}:{number}"
+            where = f"{shown or path}:{number}"
             if not SNAKE.match(name):
                 problems.append(Problem(where, f"marker name '{name}' is not snake_case"))
             if edge == "begin":
@@ -58,32 +44,30 @@ def regions(path: Path) -> tuple[dict[str, tuple[int, int]], list[Problem]]:
                 problems.append(Problem(where, f"'[{name}.end]' has no matching '[{name}.begin]'"))
             else:
                 found[name] = (open_.pop(name), number)
-    for name, number in open_.items():
-        problems.append(Problem(f"{path}:{number}", f"'[{name}.begin]' has no matching '[{name}.end]'"))
+    problems += [Problem(f"{shown or path}:{number}", f"'[{name}.begin]' has no matching '[{name}.end]'")
+                 for name, number in open_.items()]
     return found, problems
 
 
-def _page_includes(page: Path):
-    text = page.read_text()
-    for match in MYST_INCLUDE.finditer(text):
-        yield text.count("\n", 0, match.start()) + 1, match.group(2), dict(OPTION.findall(match.group(3)))
-    for match in RST_INCLUDE.finditer(text):
-        yield text.count("\n", 0, match.start()) + 1, match.group(1), dict(OPTION.findall(match.group(2)))
-
-
 def lint(root: Path, srcdir: Path, exclude: list[str] = ()) -> list[Problem]:
+    # Tracked and untracked-but-not-ignored files (all files when not a git checkout).
+    done = subprocess.run(["git", "ls-files", "--cached", "--others", "--exclude-standard"],
+                          cwd=root, capture_output=True, text=True)
+    names = done.stdout.splitlines() if done.returncode == 0 else [
+        str(p.relative_to(root)) for p in root.rglob("*") if p.is_file()]
     problems: list[Problem] = []
-    for path in _files(root):
-        if any(fnmatch.fnmatch(path.relative_to(root).as_posix(), pattern) for pattern in exclude):
-            continue
-        problems += [Problem(str(Path(p.where).relative_to(root)) if p.where.startswith(str(root)) else p.where,
-                             p.message) for p in regions(path)[1]]
+    for name in names:
+        if Path(name).suffix in TEXT_SUFFIXES and (root / name).is_file() and \
+                not any(fnmatch.fnmatch(Path(name).as_posix(), pattern) for pattern in exclude):
+            problems += regions(root / name, name)[1]
     for page in sorted(set(srcdir.rglob("*.md")) | set(srcdir.rglob("*.rst"))):
         if "build" in page.relative_to(srcdir).parts[:-1] or "_build" in page.parts:
             continue
         shown = page.resolve().relative_to(root) if page.resolve().is_relative_to(root) else page
-        for line, target, options in _page_includes(page):
-            problems += _check_include(page, f"{shown}:{line}", target, options)
+        text = page.read_text()
+        for match in [*MYST_INCLUDE.finditer(text), *RST_INCLUDE.finditer(text)]:
+            where = f"{shown}:{text.count(chr(10), 0, match.start()) + 1}"
+            problems += _check_include(page, where, match.group(1), dict(OPTION.findall(match.group(2))))
     return problems
 
 
@@ -101,7 +85,6 @@ def _check_include(page: Path, where: str, target: str, options: dict[str, str])
     path = (page.parent / target).resolve()
     if not path.is_file():
         return [Problem(where, f"literalinclude of a missing file: {target}")]
-    name = begin.group(1)
-    if name not in regions(path)[0]:
-        return [Problem(where, f"region '{name}' does not exist in {target}")]
+    if begin.group(1) not in regions(path)[0]:
+        return [Problem(where, f"region '{begin.group(1)}' does not exist in {target}")]
     return []
