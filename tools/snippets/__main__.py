@@ -1,4 +1,4 @@
-"""python -m tools.snippets [--root R] [--srcdir D] [--doctrees T] [--out O]: verify every code block."""
+"""python -m tools.snippets [--root R] [--doctrees T] [--out O]: verify every code block of the built site."""
 
 from __future__ import annotations
 
@@ -62,16 +62,15 @@ def verify(ctx: Context, blocks: list[Block], executed: dict) -> None:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tools.snippets", description=__doc__)
     parser.add_argument("--root", type=Path, default=Path.cwd())
-    parser.add_argument("--srcdir", type=Path, help="the Sphinx source folder (root/docs)")
     parser.add_argument("--doctrees", type=Path, help="root/_build/doctrees")
     parser.add_argument("--out", type=Path, help="root/_build/snippets")
-    parser.add_argument("--config", type=Path, default=Path(__file__).resolve().parents[2] / "conf" / "snippets.toml")
     args = parser.parse_args(argv)
     root, start = args.root.resolve(), time.perf_counter()
-    ctx = Context(root, (args.out or root / "_build" / "snippets").resolve(), tomllib.loads(args.config.read_text()))
+    config = tomllib.loads((Path(__file__).resolve().parents[2] / "conf" / "snippets.toml").read_text())
+    ctx = Context(root, (args.out or root / "_build" / "snippets").resolve(), config)
     blocks, executed = collect(args.doctrees or root / "_build" / "doctrees", root)
     verify(ctx, blocks, executed)
-    problems = lint(root, args.srcdir or root / "docs", ctx.config.get("markers", {}).get("exclude", []))
+    problems = lint(root, root / "docs", config.get("markers", {}).get("exclude", []))
     line = report.write(blocks, problems, ctx.out, time.perf_counter() - start, root)
     return 0 if " 0 unverified" in line else 1
 

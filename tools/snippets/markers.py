@@ -1,4 +1,4 @@
-"""Lint marker regions (`// [name.begin]` ... `// [name.end]`) in sources, and the pages using them:
+"""Lint marker regions (`// [name.begin]` ... `// [name.end]`) in sources, and the MyST pages using them:
 a begin without an end (or the reverse), a name used twice in a file or not snake_case, and a
 literalinclude of a region that does not exist or not by the marker syntax."""
 
@@ -14,9 +14,7 @@ MARKER = re.compile(r"\[([A-Za-z0-9_.-]+?)\.(begin|end)\]")
 MARKER_LINE = re.compile(r"^\s*(?://|#|/\*)\s*(\[[^\]]+\])\s*(?:\*/)?\s*$")  # a comment line of its own
 SNAKE = re.compile(r"^[a-z][a-z0-9_]*$")
 TEXT_SUFFIXES = {".c", ".cc", ".cpp", ".cu", ".h", ".cuh", ".py", ".cmake", ".txt", ".toml", ".sh", ".in"}
-# MyST fence or rst directive, then its option lines.
-MYST_INCLUDE = re.compile(r"^(?:`{3,}|:{3,})\{literalinclude\}\s+(\S+)\s*\n((?:\s*:[\w-]+:.*\n)*)", re.M)
-RST_INCLUDE = re.compile(r"^\.\. literalinclude::\s+(\S+)\s*\n((?:[ \t]+:[\w-]+:.*\n)*)", re.M)
+INCLUDE = re.compile(r"^(?:`{3,}|:{3,})\{literalinclude\}\s+(\S+)\s*\n((?:\s*:[\w-]+:.*\n)*)", re.M)  # and options
 OPTION = re.compile(r"^\s*:([\w-]+):\s*(.*?)\s*$", re.M)
 
 
@@ -60,12 +58,12 @@ def lint(root: Path, srcdir: Path, exclude: list[str] = ()) -> list[Problem]:
         if Path(name).suffix in TEXT_SUFFIXES and (root / name).is_file() and \
                 not any(fnmatch.fnmatch(Path(name).as_posix(), pattern) for pattern in exclude):
             problems += regions(root / name, name)[1]
-    for page in sorted(set(srcdir.rglob("*.md")) | set(srcdir.rglob("*.rst"))):
+    for page in sorted(srcdir.rglob("*.md")):
         if "build" in page.relative_to(srcdir).parts[:-1] or "_build" in page.parts:
             continue
         shown = page.resolve().relative_to(root) if page.resolve().is_relative_to(root) else page
         text = page.read_text()
-        for match in [*MYST_INCLUDE.finditer(text), *RST_INCLUDE.finditer(text)]:
+        for match in INCLUDE.finditer(text):
             where = f"{shown}:{text.count(chr(10), 0, match.start()) + 1}"
             problems += _check_include(page, where, match.group(1), dict(OPTION.findall(match.group(2))))
     return problems

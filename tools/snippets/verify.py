@@ -203,17 +203,15 @@ def verify_python_page(ctx: Context, blocks: list[Block]) -> None:
                           input=json.dumps(payload), capture_output=True, text=True, cwd=blocks[0].source.parent,
                           env=dict(os.environ, PYTHONPATH=str(REPO)))
     try:
-        results = json.loads(done.stdout.strip().splitlines()[-1])
+        errors = json.loads(done.stdout.strip().splitlines()[-1])
     except (IndexError, json.JSONDecodeError):
-        for b in blocks:
-            b.fail(f"the Python runner crashed: {done.stderr.strip()[-300:]}")
-        return
-    for block, error in zip(blocks, results):
-        if error is None:
-            block.ok("executed" + (", shown output compared" if block.language == "pycon" else ""))
+        errors = [f"the Python runner crashed: {done.stderr.strip()[-300:]}"] * len(blocks)
+    for block, error in zip(blocks, errors):
+        if error:
+            block.fail(error)
         else:
-            block.fail(f"raises: {error}")
-    if not any(results):
+            block.ok("executed" + (", shown output compared" if block.language == "pycon" else ""))
+    if not any(errors):
         key.touch()
 
 
@@ -236,7 +234,7 @@ def run_python() -> None:
                     exec(compile(block["text"], block["where"], "exec"), namespace)
             errors.append(None)
         except BaseException as err:  # SystemExit too
-            errors.append("".join(traceback.format_exception_only(type(err), err)).strip()[-1500:])
+            errors.append("raises: " + "".join(traceback.format_exception_only(type(err), err)).strip()[-1500:])
     print(json.dumps(errors))
 
 
