@@ -16,11 +16,11 @@ PYTHON ?= python3
 VENV ?= .venv
 VENV_FLAGS ?=
 TORCH_SPEC ?= torch==2.13.0
-# The NVIDIA wheels installed where nvcc is found: those the recipes' requirements.txt files name
-# on a comment line for an optional CUDA part (NVSHMEM, cuBLAS; tools/takeaway_venv.py reads the
-# same lines for the take-away venv).
+# The NVSHMEM wheel installed where nvcc is found, as pinned on a comment line of a recipe's
+# requirements.txt (tools/takeaway_venv.py installs every such NVIDIA wheel in the take-away venv):
+# the runtime library builds recipe 07's NVSHMEM source. Recipe 28's cuBLAS part is not in it.
 RECIPE_REQUIREMENTS := $(wildcard cookbook/*/requirements.txt)
-NVIDIA_EXTRAS = $(shell $(PYTHON) -c 'from tools.takeaway_venv import nvidia_extras; print(*nvidia_extras())')
+NVSHMEM_SPEC = $(filter nvidia-nvshmem-%,$(shell $(PYTHON) -c 'from tools.takeaway_venv import nvidia_extras; print(*nvidia_extras())'))
 BUILD ?= _build
 PORT ?= 8000
 PYTEST_WORKERS ?= 2
@@ -105,7 +105,7 @@ $(STAMP): pyproject.toml tools/requirements.py $(RECIPE_REQUIREMENTS)
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV_FLAGS) $(VENV)
 	@$(PY) -c "import torch" 2>/dev/null || { echo "installing $(TORCH_SPEC)"; $(PY) -m pip install -q "$(TORCH_SPEC)"; }
 	$(PY) -m pip install -q $$($(PY) tools/requirements.py docs test)
-	@if command -v nvcc >/dev/null && [ -n "$(NVIDIA_EXTRAS)" ]; then $(PY) -m pip install -q $(NVIDIA_EXTRAS); fi
+	@if command -v nvcc >/dev/null && [ -n "$(NVSHMEM_SPEC)" ]; then $(PY) -m pip install -q $(NVSHMEM_SPEC); fi
 	@# The ffi_cookbook package is used from the checkout (python/), not copied.
 	@echo "$(CURDIR)/python" > "$$($(PY) -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')/ffi_cookbook_checkout.pth"
 	@touch $@
