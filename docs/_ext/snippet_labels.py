@@ -1,11 +1,7 @@
-"""How the snippet checker verified a page's code (its report.json): one note at the end of each
-page, and a label under a block only where it says something the note does not (compiled only,
-pseudo-code, a test file, not verified). A CUDA block says "ran on <GPU> at commit <x>" only when
-the page's stored GPU run (gpu_runs.py) called a function it stands for. A block whose report row
-does not match it (no report, or one older than the page) gets no label: a label is never guessed.
-
-`make docs` builds the site, runs the checker, then runs Sphinx again: ``env-updated`` names the
-pages whose rows changed, so they are written again with their labels, without being re-read.
+"""Under each code block, how the snippet checker verified it (its report.json), only where the
+page's closing note does not say it; CUDA "ran on <GPU>" only where the page's stored GPU run called
+what it shows (gpu_runs.py). A block whose report row does not match it gets no label: never a guess.
+`make docs` runs Sphinx again after the checker: ``env-updated`` names the pages whose rows changed.
 """
 
 from __future__ import annotations

@@ -95,25 +95,24 @@ def _differs(stdout: str, block: Block) -> str | None:
     return None
 
 
-def _compile(ctx: Context, verifier: str, source: str, run: bool) -> tuple[bool, str, str]:
-    """Compile one translation unit; with `run`, link and run it. Returns (ok, message, stdout)."""
+def _compile(ctx: Context, verifier: str, source: str, block: Block | None = None) -> str | None:
+    """Why one translation unit fails to compile (with a `:run:` block: to link, run and print
+    the output the page shows), or None."""
     with tempfile.TemporaryDirectory(dir=ctx.out / "scratch") as tmp:
         src, exe = Path(tmp) / f"snippet{SUFFIX[verifier]}", Path(tmp) / "a.out"
         src.write_text(source)
-        cmd = ctx.command(verifier)
+        cmd, run = ctx.command(verifier), block is not None and block.run
         if verifier == "cuda" and not shutil.which(cmd[0]):
-            return False, "nvcc is not on PATH, so this CUDA block could not be compiled", ""
+            return "nvcc is not on PATH, so this CUDA block could not be compiled"
         cmd += [str(src), "-o", str(exe), *ctx.command("link")] if run else \
             ["-c", str(src), "-o", str(Path(tmp) / "snippet.o")]
-        done = subprocess.run(cmd, capture_output=True, text=True)
-        if done.returncode != 0:
-            return False, f"does not compile: {_first_error(done.stderr)}", done.stderr
+        if (done := subprocess.run(cmd, capture_output=True, text=True)).returncode != 0:
+            return f"does not compile: {_first_error(done.stderr)}"
         if not run:
-            return True, "compiled", ""
-        ran = subprocess.run([str(exe)], capture_output=True, text=True, timeout=120)
-        if ran.returncode != 0:
-            return False, f"runs but exits with status {ran.returncode}: {ran.stderr.strip()[:300]}", ran.stdout
-        return True, "compiled and ran", ran.stdout
+            return None
+        if (ran := subprocess.run([str(exe)], capture_output=True, text=True, timeout=120)).returncode != 0:
+            return f"runs but exits with status {ran.returncode}: {ran.stderr.strip()[:300]}"
+        return _differs(ran.stdout, block)
 
 
 def _batch_source(units: list[str]) -> str:
@@ -127,38 +126,28 @@ def _batch_source(units: list[str]) -> str:
 def verify_compiled(ctx: Context, jobs: list[tuple[Block, str]]) -> None:
     """Compile each (block, verifier), in parallel: compile-only C++ and CUDA in one batch per
     language, each block alone when its batch fails (to name the one that broke)."""
-    pending = []
+    groups: dict[object, list] = {}
     for block, verifier in jobs:
         if (source := _wrapped(block, verifier)) is None:
             continue
-        key = ctx.cached(verifier, ctx.command(verifier), source, block.run, block.expected_output,
-                         ctx.fingerprint)
+        key = ctx.cached(verifier, ctx.command(verifier), source, block.run, block.expected_output, ctx.fingerprint)
         if key.exists():
             block.ok(f"{'compiled and ran' if block.run else 'compiled'} ({verifier}, cached)")
         else:
-            pending.append((block, verifier, source, key))
-
-    def compile_alone(job):
-        block, verifier, source, key = job
-        ok, message, stdout = _compile(ctx, verifier, source, block.run)
-        if failure := _differs(stdout, block) if ok else message:
-            return block.fail(failure)
-        key.touch()
-        block.ok(f"{message} ({verifier})")
+            batch = verifier in ("cpp", "cuda") and not block.run
+            groups.setdefault(verifier if batch else id(block), []).append((block, verifier, source, key))
 
     def compile_group(jobs):
         verifier = jobs[0][1]
-        if len(jobs) > 1 and _compile(ctx, verifier, _batch_source([job[2] for job in jobs]), False)[0]:
-            for block, _, _, key in jobs:
-                key.touch()
-                block.ok(f"compiled ({verifier}, batch of {len(jobs)})")
-        else:
-            for job in jobs:
-                compile_alone(job)
+        together = len(jobs) > 1 and not _compile(ctx, verifier, _batch_source([job[2] for job in jobs]))
+        for block, _, source, key in jobs:
+            if not together and (failure := _compile(ctx, verifier, source, block)):
+                block.fail(failure)
+                continue
+            key.touch()
+            how = "compiled and ran" if block.run else "compiled"
+            block.ok(f"{how} ({verifier}, batch of {len(jobs)})" if together else f"{how} ({verifier})")
 
-    groups: dict[object, list] = {}
-    for job in pending:
-        groups.setdefault(job[1] if job[1] in ("cpp", "cuda") and not job[0].run else id(job), []).append(job)
     with ThreadPoolExecutor(max_workers=os.cpu_count()) as pool:
         list(pool.map(compile_group, groups.values()))
 
