@@ -155,6 +155,51 @@ def build_of_run(name: str, files: dict[str, bytes], build: Path, key: str | Non
     return folder / "build" if folder and (folder / "build" / "CMakeCache.txt").is_file() else None
 
 
+def timing_test_files(folder: Path) -> list[str]:
+    """The test files of the recipe in ``folder`` that hold tests marked ``timing``."""
+    return sorted(p.name for p in folder.glob("test_*.py") if "pytest.mark.timing" in p.read_text())
+
+
+def checkout_junit(junit: Path, name: str, out: Path) -> None:
+    """Copy ``junit`` (a pytest of recipe ``name``'s unzipped folder, its root dir) to ``out``,
+    the test files named by their path in the checkout, as `make test`'s other junit files do."""
+    import xml.etree.ElementTree as ET
+
+    tree = ET.parse(junit)
+    for case in tree.iter("testcase"):
+        if case.get("file"):
+            case.set("file", f"cookbook/{name}/{case.get('file')}")
+        case.set("classname", f"cookbook.{name}.{case.get('classname', '')}")
+    tree.write(out)
+
+
+def run_timing_tests(build: Path, junit_dir: Path | None) -> int:
+    """`make test`'s second pass: the tests marked timing, one recipe at a time with nothing else
+    running, each in `make test`'s run of its zip (built there, in the take-away venv), as
+    its README runs the others. A recipe without a run of today's zip is taken through the
+    pipeline first. Their junit files go to ``junit_dir`` as ``pytest-timing-<name>.xml``."""
+    from ffi_cookbook import catalog
+    from tools import takeaway
+    from tools.takeaway_venv import venv_at
+
+    timed = {r.name: files for r in catalog.recipes() if (files := timing_test_files(r.folder))}
+    venv, key = venv_at(build / "takeaway-venv"), inputs_key()
+    failed = 0
+    for name, files in timed.items():
+        if record_for(name, takeaway.zip_bytes(takeaway.recipe_files(name), name), build, key) is None:
+            print(f"{name}: no run of today's zip; taking it through the pipeline first", flush=True)
+            run_recipe(name, build, key=key)
+        folder = build / RUNS / name
+        junit = build / RUNS / f"{name}.timing.xml"
+        done = subprocess.run([str(venv.python), "-m", "pytest", "-q", "-rs", *files], cwd=folder,
+                              env=pytest_env(folder, venv, junit, marks="timing"))
+        failed += done.returncode not in (0, 5)  # 5: none selected
+        if junit_dir is not None and junit.is_file():
+            junit_dir.mkdir(parents=True, exist_ok=True)
+            checkout_junit(junit, name, junit_dir / f"pytest-timing-{name}.xml")
+    return 1 if failed else 0
+
+
 def default_build() -> Path:
     """The build root `make` uses: ``$FFI_COOKBOOK_BUILD_DIR``, else ``_build`` of the checkout."""
     return Path(os.environ.get("FFI_COOKBOOK_BUILD_DIR") or Path(__file__).resolve().parents[1] / "_build").resolve()

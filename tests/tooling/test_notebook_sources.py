@@ -57,7 +57,7 @@ def test_a_page_executed_by_the_workers_is_found_in_myst_nbs_cache(tmp_path):
                                             metadata={"kernelspec": {"name": "python3", "display_name": "Python 3",
                                                                      "language": "python"}}), page)
     executed = nbformat.read(page, as_version=4)
-    *_, error, _ = _execute_entry(("page", str(page), executed, None), 60, False)
+    *_, error, _ = _execute_entry(("page", str(page), executed, None, (tmp_path, "python3", None)), 60, False)
     assert error is None
     assert executed.cells[0].outputs[0]["text"] == "42\n"
     cache = get_cache(tmp_path / "cache")
