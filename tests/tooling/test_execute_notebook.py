@@ -131,3 +131,14 @@ def test_a_recipe_page_runs_in_its_zip_s_folder_with_the_take_away_kernel(tmp_pa
     assert env["VIRTUAL_ENV"] == str(tmp_path / "takeaway-venv")
     assert env["JUPYTER_PATH"] == str(tmp_path / "takeaway-venv" / "share" / "jupyter")
     assert "PYTEST_ADDOPTS" not in env and "FFI_COOKBOOK_BUILD_DIR" not in env
+
+
+def test_a_recipe_s_notebook_is_expected_to_take_as_long_as_its_readme(tmp_path, monkeypatch):
+    import json
+
+    monkeypatch.syspath_prepend(str(Path(__file__).resolve().parents[2] / "docs" / "_ext"))
+    from parallel_notebooks import expected_seconds
+
+    (tmp_path / "15-jit-kernels.json").write_text(json.dumps({"seconds": 74.4}))
+    assert expected_seconds(tmp_path / "15-jit-kernels", 1) == 74.4
+    assert expected_seconds(tmp_path / "guides", 3) == 30.0
