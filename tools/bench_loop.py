@@ -177,7 +177,7 @@ def print_recipes(build: Path) -> None:
     totals = [sum(row.get(c) or 0.0 for row in table.values()) for c in RECIPE_COLUMNS]
     print(f"{'added up':<{width}}" + "".join(f"{c:>11.1f}" for c in totals))
     print("(README: its zip's README commands, cmake and pytest, in make test; notebook: its pages in the"
-          " site build, in the recipe folder; zip test: tests/product/test_recipe_zips.py's tests of the recipe;"
+          " site build, in the folder where its zip ran; zip test: tests/product/test_recipe_zips.py's tests of the recipe;"
           " sanitizer: its tests in make test-sanitize)")
 
 
