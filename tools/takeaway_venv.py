@@ -146,8 +146,9 @@ def make_venv(folder: Path) -> Venv:
     requirements = [f"-r{p}" for p in sorted((ROOT / "cookbook").glob("*/requirements.txt"))]
     venv.run(pip + ["-c", constraints(folder / "constraints.txt"), *requirements, *TOOLS],
              cwd=folder)
-    if nvidia_extras() and shutil.which("nvcc"):  # a reader with nvcc installs a recipe's CUDA extras
-        venv.run(pip + nvidia_extras(), cwd=folder)
+    extras = nvidia_extras()
+    if extras and shutil.which("nvcc"):  # a reader with nvcc installs a recipe's CUDA extras
+        venv.run(pip + extras, cwd=folder)
     write_kernelspec(venv)
     venv.seconds = time.perf_counter() - start
     return venv

@@ -26,6 +26,7 @@ The seconds each notebook took go to ``<build>/timing/notebooks.jsonl`` for ``to
 
 from __future__ import annotations
 
+import functools
 import json
 import multiprocessing
 import os
@@ -49,18 +50,21 @@ def runs_alone(notebook) -> bool:
     return first_timed_cell(notebook) is not None
 
 
-def where(app, path: Path) -> tuple[Path, str, dict | None]:
+def where(app, path: Path, venv_key=None) -> tuple[Path, str, dict | None]:
     """The folder, the kernel and the kernel's environment (None: this process's) of the page at
-    ``path``: a recipe's in its zip's run, with the take-away venv; any other in its own folder."""
+    ``path``: a recipe's in its zip's run, with the take-away venv; any other in its own folder.
+    ``venv_key`` returns the take-away venv's key (default: tools.takeaway_venv.inputs_key, a
+    subprocess a call; the build passes one cached for all its pages)."""
     from tools import takeaway
     from tools.recipe_runs import folder_of_run
-    from tools.takeaway_venv import KERNEL, Venv
+    from tools.takeaway_venv import KERNEL, Venv, inputs_key
 
     if path.parent.parent.name != "cookbook":
         return path.parent, "python3", None
     build, name = build_dir(app), path.parent.name
     venv = Venv(build / "takeaway-venv", 0.0)
-    folder = venv.python.is_file() and folder_of_run(name, takeaway.recipe_files(name), build)
+    folder = venv.python.is_file() and folder_of_run(name, takeaway.recipe_files(name), build,
+                                                     (venv_key or inputs_key)())
     if not folder:  # never run, or a run of other files: its build would not be of this page
         from sphinx.errors import ExtensionError
 
@@ -121,7 +125,10 @@ def _to_execute(app, env, docnames) -> tuple[dict, list]:
     nb_config = env.mystnb_config
     if nb_config.execution_mode != "cache":  # execution off (say -D nb_execution_mode=off): none
         return {}, []
+    from tools.takeaway_venv import inputs_key
+
     cache = get_cache(nb_config.execution_cache_path)
+    venv_key = functools.cache(inputs_key)  # computed once, when a recipe's notebook is to run
     work: dict[str, list] = {}
     alone = []
     for docname in sorted(docnames):
@@ -138,7 +145,7 @@ def _to_execute(app, env, docnames) -> tuple[dict, list]:
             continue  # cached and up to date
         except KeyError:
             pass
-        entry = (docname, path, notebook, reader.read_fmt, where(app, Path(path)))
+        entry = (docname, path, notebook, reader.read_fmt, where(app, Path(path), venv_key))
         if runs_alone(notebook):
             alone.append(entry)
         else:

@@ -125,7 +125,7 @@ def test_a_recipe_page_runs_in_its_zip_s_folder_with_the_take_away_kernel(tmp_pa
     (tmp_path / "takeaway-venv" / "bin").mkdir(parents=True)
     (tmp_path / "takeaway-venv" / "bin" / "python").touch()
     run = tmp_path / "recipe-runs" / "01-add-one"
-    monkeypatch.setattr("tools.recipe_runs.folder_of_run", lambda name, files, build: run)
+    monkeypatch.setattr("tools.recipe_runs.folder_of_run", lambda name, files, build, key: run)
     folder, kernel, env = parallel_notebooks.where(app, recipe)
     assert (folder, kernel) == (run, KERNEL)
     assert env["VIRTUAL_ENV"] == str(tmp_path / "takeaway-venv")
