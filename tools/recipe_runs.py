@@ -129,6 +129,12 @@ def record_for(name: str, data: bytes, build: Path, key: str | None = None, runs
     return record
 
 
+def passed(name: str, data: bytes, build: Path, key: str | None = None) -> bool:
+    """Whether this very zip ran in today's venv and its README passed (see :func:`record_for`)."""
+    record = record_for(name, data, build, key)
+    return record is not None and record["readme"]["ok"]
+
+
 def folder_of_run(name: str, files: dict[str, bytes], build: Path, key: str | None = None) -> Path | None:
     """The folder `make test`'s run of recipe ``name`` left (``<build>/recipe-runs/<name>``), when
     that run was of the zip of ``files`` (the recipe as it is now: ``takeaway.recipe_files``) and
@@ -137,7 +143,7 @@ def folder_of_run(name: str, files: dict[str, bytes], build: Path, key: str | No
     from tools import takeaway
 
     folder = build / RUNS / name
-    if record_for(name, takeaway.zip_bytes(files, name), build, key) is None:
+    if not passed(name, takeaway.zip_bytes(files, name), build, key):  # a failed README: half-built
         return None
     for rel, content in files.items():
         path = folder / rel
@@ -217,8 +223,9 @@ def run_recipe(name: str, build: Path | None = None, runs: str = RUNS, key: str 
 
 
 def run_all(build: Path, workers: int) -> int:
-    """Every recipe without a record of today's zip and venv through the pipeline, ``workers`` at
-    a time, longest first (by its last record); 1 when a README failed."""
+    """Every recipe without a passing record of today's zip and venv through the pipeline,
+    ``workers`` at a time, longest first (by its last record); 1 when a README failed. A record
+    whose README failed runs again: a later `make` must not go on from its half-built folder."""
     from concurrent.futures import ThreadPoolExecutor
 
     from ffi_cookbook import catalog
@@ -233,13 +240,11 @@ def run_all(build: Path, workers: int) -> int:
         except (OSError, ValueError, KeyError):
             return 0.0
 
-    recipes, todo = catalog.recipes(), []
-    for r in recipes:
-        data = takeaway.zip_bytes(takeaway.recipe_files(r.name), r.name)
-        if record_for(r.name, data, build, key) is None:
-            todo.append((r.name, data))
+    recipes = catalog.recipes()
+    zips = [(r.name, takeaway.zip_bytes(takeaway.recipe_files(r.name), r.name)) for r in recipes]
+    todo = [(name, data) for name, data in zips if not passed(name, data, build, key)]
     todo.sort(key=lambda item: -last_seconds(item[0]))
-    print(f"recipe zips to run: {len(todo)} ({len(recipes) - len(todo)} ran today's zip already)", flush=True)
+    print(f"recipe zips to run: {len(todo)} ({len(recipes) - len(todo)} passed with today's zip already)", flush=True)
 
     def one(item) -> dict:
         return run_from_zip(item[0], item[1], build, venv, key)

@@ -65,11 +65,11 @@ def where(app, path: Path, venv_key=None) -> tuple[Path, str, dict | None]:
     venv = Venv(build / "takeaway-venv", 0.0)
     folder = venv.python.is_file() and folder_of_run(name, takeaway.recipe_files(name), build,
                                                      (venv_key or inputs_key)())
-    if not folder:  # never run, or a run of other files: its build would not be of this page
+    if not folder:  # never run, failed, or a run of other files: its build is not of this page
         from sphinx.errors import ExtensionError
 
-        raise ExtensionError(f"{name}: its zip as it is now has not run in the take-away venv: "
-                             f"run `make recipe-zips` first")
+        raise ExtensionError(f"{name}: its zip as it is now has not run in the take-away venv, "
+                             f"or its README failed there: run `make recipe-zips` first")
     env = venv.env()
     env.pop("PYTEST_ADDOPTS")
     env["JUPYTER_PATH"] = str(venv.path / "share" / "jupyter")

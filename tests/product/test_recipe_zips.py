@@ -173,6 +173,10 @@ def test_a_record_is_of_one_zip_and_one_venv(tmp_path):
     assert recipe_runs.record_for("01-add-one", data, tmp_path) == record
     assert recipe_runs.record_for("01-add-one", data + b"changed", tmp_path) is None
     assert recipe_runs.record_for("02-tensor-and-view", data, tmp_path) is None
+    assert recipe_runs.passed("01-add-one", data, tmp_path)
+    # A failed README is a record too, but not a pass: `--all` runs it again, the site refuses it.
+    (runs / "01-add-one.json").write_text(json.dumps({**record, "readme": {"ok": False}}))
+    assert recipe_runs.record_for("01-add-one", data, tmp_path) and not recipe_runs.passed("01-add-one", data, tmp_path)
     for other in ({**record, "venv": "another"}, {**record, "version": recipe_runs.VERSION - 1}):
         (runs / "01-add-one.json").write_text(json.dumps(other))
         assert recipe_runs.record_for("01-add-one", data, tmp_path) is None
@@ -194,6 +198,10 @@ def test_a_run_s_build_serves_only_today_s_files(tmp_path):
                                                    "venv": key, "readme": {"ok": True}}))
     assert recipe_runs.build_of_run(name, files, tmp_path, key) == build
     assert recipe_runs.build_of_run(name, files, tmp_path, "another venv") is None
+    record = json.loads((runs / f"{name}.json").read_text())
+    (runs / f"{name}.json").write_text(json.dumps({**record, "readme": {"ok": False}}))
+    assert recipe_runs.build_of_run(name, files, tmp_path, key) is None  # its README failed
+    (runs / f"{name}.json").write_text(json.dumps(record))
     changed = {**files, "add_one_cpu.cc": files["add_one_cpu.cc"] + b"\n"}
     assert recipe_runs.build_of_run(name, changed, tmp_path, key) is None  # the recipe changed since
     (runs / name / "add_one_cpu.cc").write_bytes(b"edited after the run")
