@@ -1,12 +1,14 @@
 """The package installs the way a user installs it, and the installed copy works on its own.
 
-One fresh virtual environment (not the project's, no system site-packages) gets
-`pip install <checkout>` and then `pip install <sdist built from the checkout>`,
-both with build isolation on: pip builds in a temporary environment holding only
-pyproject's [build-system] requires, so the build cannot lean on anything of this
-checkout's environment. After each, a Python started in another folder, with
-nothing of the checkout on sys.path, imports ffi_cookbook from the fresh venv,
-loads the library and checks a kernel against NumPy.
+The sdist is built from the checkout by the build backend's own hook (what `python -m build`
+does first), and one fresh virtual environment (not the project's, no system site-packages)
+gets `pip install <sdist>` with build isolation on: pip builds in a temporary environment
+holding only pyproject's [build-system] requires, so the build cannot lean on anything of this
+checkout's environment. `pip install <checkout>` and `pip install git+URL` (the README's ways)
+take the same backend over the same files: the sdist test below holds the sdist to every file
+of the checkout the build reads, so the one build here stands for them all. A Python started
+in another folder, with nothing of the checkout on sys.path, imports ffi_cookbook from the
+fresh venv, loads the library and checks a kernel against NumPy.
 
 Each step prints its wall time (`pytest -s tests/product/test_wheel.py` shows them).
 """
@@ -93,15 +95,6 @@ def check_installed(venv: Path, workdir: Path) -> dict:
 
 
 @pytest.fixture(scope="session")
-def installed_from_checkout(root, venv, tmp_path_factory):
-    # A build folder of its own: nothing an earlier build left in the checkout is reused.
-    build = tmp_path_factory.mktemp("build-from-path")
-    timed("pip install <checkout>", [venv / "bin" / "pip", "install", "-q", CUDA_OFF,
-                                     f"--config-settings=build-dir={build}", root])
-    return check_installed(venv, tmp_path_factory.mktemp("elsewhere"))
-
-
-@pytest.fixture(scope="session")
 def sdist(root, tmp_path_factory):
     """The sdist, made by the build backend's own hook (what `python -m build --sdist` calls)."""
     out = tmp_path_factory.mktemp("sdist")
@@ -112,24 +105,17 @@ def sdist(root, tmp_path_factory):
 
 
 @pytest.fixture(scope="session")
-def installed_from_sdist(installed_from_checkout, sdist, venv, tmp_path_factory):
-    # After the checkout install (same venv, same version): --force-reinstall replaces it.
-    timed("pip install <sdist>", [venv / "bin" / "pip", "install", "-q", "--force-reinstall", "--no-deps",
-                                  CUDA_OFF, sdist])
+def installed(sdist, venv, tmp_path_factory):
+    timed("pip install <sdist>", [venv / "bin" / "pip", "install", "-q", CUDA_OFF, sdist])
     return check_installed(venv, tmp_path_factory.mktemp("elsewhere"))
 
 
-@pytest.mark.parametrize("source", ["checkout", "sdist"])
-def test_installed_package_loads_its_own_library(request, source, venv):
-    info = request.getfixturevalue(f"installed_from_{source}")
-    assert Path(info["package"]).is_relative_to(venv)
-    assert Path(info["library"]) == Path(info["package"]) / "lib" / "libffi_cookbook.so"
-    assert info["variants"] == ["cpu"]
-    # pip's record of where the installed copy came from: the sdist file, or the checkout folder.
-    if source == "sdist":
-        assert info["direct_url"]["url"].endswith(".tar.gz")
-    else:
-        assert "dir_info" in info["direct_url"]
+def test_installed_package_loads_its_own_library(installed, venv):
+    assert Path(installed["package"]).is_relative_to(venv)
+    assert Path(installed["library"]) == Path(installed["package"]) / "lib" / "libffi_cookbook.so"
+    assert installed["variants"] == ["cpu"]
+    # pip's record of where the installed copy came from: the sdist file.
+    assert installed["direct_url"]["url"].endswith(".tar.gz")
 
 
 # Loads the installed library before anything imported tvm_ffi: the loader has to
@@ -142,12 +128,12 @@ with open("/proc/self/maps") as maps:
 """
 
 
-def test_installed_libraries_find_tvm_ffi_through_origin_only(installed_from_checkout, venv, tmp_path):
+def test_installed_libraries_find_tvm_ffi_through_origin_only(installed, venv, tmp_path):
     """Every ELF file the package installs searches $ORIGIN-relative folders only (no empty
     entry, no ".", no path of the machine that built it), and one of them holds libtvm_ffi.so."""
-    package = Path(installed_from_checkout["package"])
+    package = Path(installed["package"])
     libraries = [p for p in package.rglob("*.so*") if p.is_file() and p.read_bytes()[:4] == b"\x7fELF"]
-    assert Path(installed_from_checkout["library"]) in libraries
+    assert Path(installed["library"]) in libraries
     site_packages = package.parent.resolve()
     for library in libraries:
         entries = search_path(library)
@@ -157,21 +143,21 @@ def test_installed_libraries_find_tvm_ffi_through_origin_only(installed_from_che
     # The loader agrees, from a folder that holds a decoy libtvm_ffi.so.
     (tmp_path / "libtvm_ffi.so").write_bytes(b"not a library")
     env = {k: v for k, v in os.environ.items() if k not in {"LD_LIBRARY_PATH", "LD_PRELOAD"}}
-    out, _ = run([venv / "bin" / "python", "-I", "-c", LOAD_ALONE, installed_from_checkout["library"]],
+    out, _ = run([venv / "bin" / "python", "-I", "-c", LOAD_ALONE, installed["library"]],
                  cwd=tmp_path, env=env)
     assert out.strip() == repr([str(site_packages / "tvm_ffi" / "lib" / "libtvm_ffi.so")])
 
 
-def test_install_carries_headers_and_recipe_folders(root, installed_from_checkout):
+def test_install_carries_headers_and_recipe_folders(root, installed):
     """The wheel holds each recipe's self-contained folder, made at its build (tools/takeaway.py):
     what `ffi-cookbook get` copies out, the notebook converted already."""
     from ffi_cookbook import catalog
     from tools import takeaway
 
     headers = {p.name for p in (root / "include" / "ffi_cookbook").glob("*.h")}
-    assert set(installed_from_checkout["headers"]) == headers
+    assert set(installed["headers"]) == headers
     expected = {f"{r.name}/{rel}" for r in catalog.recipes() for rel in takeaway.recipe_files(r.name)}
-    assert set(installed_from_checkout["recipes"]) == expected
+    assert set(installed["recipes"]) == expected
     assert {"01-add-one/add_one_cpu.cc", "01-add-one/notebook.ipynb"} <= expected
 
 
@@ -184,13 +170,13 @@ def test_sdist_carries_what_the_build_needs(root, sdist):
     assert not {n for n in names if n.split("/")[0] in {"_build", ".venv", "build"} or "__pycache__" in n}
 
 
-def test_installed_cmake_package_finds_its_headers(installed_from_checkout, venv, tmp_path):
+def test_installed_cmake_package_finds_its_headers(installed, venv, tmp_path):
     """find_package(ffi_cookbook) from the wheel: headers found next to the package, no Python query."""
     project = tmp_path / "user_project"
     project.mkdir()
     (project / "CMakeLists.txt").write_text(
         "cmake_minimum_required(VERSION 3.18)\nproject(uses_wheel LANGUAGES CXX)\n"
-        f"set(ffi_cookbook_DIR \"{Path(installed_from_checkout['package']) / 'cmake'}\")\n"
+        f"set(ffi_cookbook_DIR \"{Path(installed['package']) / 'cmake'}\")\n"
         "find_package(ffi_cookbook CONFIG REQUIRED)\n"
         "ffi_cookbook_add_library(uses_wheel CPU uses_wheel.cc)\n")
     (project / "uses_wheel.cc").write_text(
@@ -203,10 +189,10 @@ def test_installed_cmake_package_finds_its_headers(installed_from_checkout, venv
     run(["cmake", "--build", build])
     assert (build / "libuses_wheel.so").is_file()
     commands = json.loads((build / "compile_commands.json").read_text())
-    assert f"-I{Path(installed_from_checkout['package']) / 'include'}" in commands[0]["command"]
+    assert f"-I{Path(installed['package']) / 'include'}" in commands[0]["command"]
 
 
-def test_installed_get_writes_a_recipe_without_jupytext(installed_from_checkout, venv, tmp_path):
+def test_installed_get_writes_a_recipe_without_jupytext(installed, venv, tmp_path):
     """`ffi-cookbook get` from the wheel copies the folder its build made; the installed package
     converts nothing, so jupytext is not a dependency."""
     from tools import takeaway
