@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import tvm_ffi
+if TYPE_CHECKING:
+    import tvm_ffi
 
 __all__ = ["library_path", "load", "variants"]
 
@@ -42,6 +44,8 @@ def load() -> tvm_ffi.Module:
     """Load the recipe library once and return it (later calls return the same module)."""
     global _module
     if _module is None:
+        import tvm_ffi  # here, not at import: the catalog and the CLI's `get`/`list` need no torch
+
         # load_module needs a path with a slash; an absolute path has one.
         _module = tvm_ffi.load_module(str(library_path()))
     return _module

@@ -113,20 +113,28 @@ def _variants(folder: Path) -> tuple:
     return tuple(label for label in VARIANT_SUFFIXES.values() if label in found)
 
 
+def _folders() -> list[Path]:
+    """Every recipe's folder, in reading order."""
+    return [p for p in sorted(cookbook_dir().iterdir())
+            if p.is_dir() and re.match(r"\d\d-", p.name) and _notebook(p).is_file()]
+
+
+def _recipe(folder: Path) -> Recipe:
+    return Recipe(folder.name, folder, _title(_notebook(folder)), _variants(folder))
+
+
 def recipes() -> list[Recipe]:
     """Every recipe, in reading order."""
-    return [Recipe(p.name, p, _title(_notebook(p)), _variants(p))
-            for p in sorted(cookbook_dir().iterdir())
-            if p.is_dir() and re.match(r"\d\d-", p.name) and _notebook(p).is_file()]
+    return [_recipe(p) for p in _folders()]
 
 
 def recipe(name: str) -> Recipe:
     """A recipe by folder name ("10-rmsnorm"), slug ("rmsnorm") or number ("10")."""
-    every = recipes()
-    for r in every:
-        if name in (r.name, r.number, r.name.split("-", 1)[1]):
-            return r
-    known = ", ".join(r.name for r in every)
+    folders = _folders()
+    for p in folders:  # only the one found is read (its files listed), not every recipe
+        if name in (p.name, p.name.split("-", 1)[0], p.name.split("-", 1)[1]):
+            return _recipe(p)
+    known = ", ".join(p.name for p in folders)
     raise RecipeError(f"unknown recipe {name!r}; the recipes are: {known}")
 
 
