@@ -118,13 +118,17 @@ class Evidence:
     def header_deps(self) -> dict[Path, list[Path]]:
         """Header -> the object files that include it (ninja's dependency log)."""
         deps: dict[Path, list[Path]] = {}
+        seen: dict[str, Path] = {}  # each header once: most are in every object's list
         for build in self.build_dirs:
             target = None
             for line in self._ninja(build, "deps").splitlines():
                 if line and not line.startswith(" "):
                     target = (build / line.split(":")[0]).resolve()
                 elif line.strip() and target is not None:
-                    deps.setdefault(self._twin((build / line.strip()).resolve()), []).append(target)
+                    path = os.path.join(build, line.strip())
+                    if path not in seen:
+                        seen[path] = self._twin(Path(path).resolve())
+                    deps.setdefault(seen[path], []).append(target)
         return deps
 
     @cached_property

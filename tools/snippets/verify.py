@@ -28,13 +28,21 @@ INCLUDE = re.compile(r"^[ \t]*#[ \t]*include\b.*$", re.M)
 REPO = Path(__file__).resolve().parents[2]
 
 
+def tvm_ffi_libinfo():
+    """tvm_ffi.libinfo, read without running tvm_ffi/__init__.py (which imports torch: 2.5 s)."""
+    package = Path(importlib.util.find_spec("tvm_ffi").submodule_search_locations[0])
+    spec = importlib.util.spec_from_file_location("tvm_ffi_libinfo", package / "libinfo.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 class Context:
     """The repository (or fixture) root, the output folder (report, cache, scratch builds), the
     config, and the toolchain paths the compile commands name."""
 
     def __init__(self, root: Path, out: Path, config: dict):
-        from tvm_ffi import libinfo
-
+        libinfo = tvm_ffi_libinfo()
         self.root, self.out, self.config = root, out, config
         try:
             import nvidia.nvshmem as nvshmem
