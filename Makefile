@@ -97,15 +97,18 @@ help: ## list the targets
 
 venv: $(STAMP) ## the project venv (.venv), installed again when pyproject.toml changes
 
-# The venv is (re)installed only when pyproject.toml changes.
+# The venv is (re)installed only when pyproject.toml changes. --no-compile: pip would compile every
+# module it installs into the venv's __pycache__, which make's processes never read
+# (PYTHONPYCACHEPREFIX, below): they compile the modules they import into $(BUILD)/pycache.
+PIP_INSTALL = $(PY) -m pip install -q --no-compile
 $(STAMP): pyproject.toml tools/requirements.py $(RECIPE_REQUIREMENTS)
 	$(call phase,venv,begin)
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' || { \
 	  echo "error: $(PYTHON) is older than 3.11; the pinned numpy and JAX need 3.11+ (make PYTHON=python3.11 ...)" >&2; exit 1; }
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV_FLAGS) $(VENV)
-	@$(PY) -c "import torch" 2>/dev/null || { echo "installing $(TORCH_SPEC)"; $(PY) -m pip install -q "$(TORCH_SPEC)"; }
-	$(PY) -m pip install -q $$($(PY) tools/requirements.py docs test)
-	@if command -v nvcc >/dev/null && [ -n "$(NVSHMEM_SPEC)" ]; then $(PY) -m pip install -q $(NVSHMEM_SPEC); fi
+	@$(PY) -c "import torch" 2>/dev/null || { echo "installing $(TORCH_SPEC)"; $(PIP_INSTALL) "$(TORCH_SPEC)"; }
+	$(PIP_INSTALL) $$($(PY) tools/requirements.py docs test)
+	@if command -v nvcc >/dev/null && [ -n "$(NVSHMEM_SPEC)" ]; then $(PIP_INSTALL) $(NVSHMEM_SPEC); fi
 	@# The ffi_cookbook package is used from the checkout (python/), not copied.
 	@echo "$(CURDIR)/python" > "$$($(PY) -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')/ffi_cookbook_checkout.pth"
 	@touch $@

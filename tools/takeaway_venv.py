@@ -141,7 +141,9 @@ def make_venv(folder: Path) -> Venv:
     base_python = Path(sys.base_prefix) / "bin" / f"python{sys.version_info.major}.{sys.version_info.minor}"
     subprocess.run([str(base_python), "-m", "venv", str(folder)], check=True, capture_output=True)
     venv = Venv(folder, 0.0)
-    pip = [venv.python, "-m", "pip", "install", "-q"]
+    # --no-compile: Python compiles a module to bytecode when it is first imported; pip would
+    # compile every module of every package (torch's thousands) ahead, mostly never imported.
+    pip = [venv.python, "-m", "pip", "install", "-q", "--no-compile"]
     venv.run(pip + [TORCH], cwd=folder)
     requirements = [f"-r{p}" for p in sorted((ROOT / "cookbook").glob("*/requirements.txt"))]
     venv.run(pip + ["-c", constraints(folder / "constraints.txt"), *requirements, *TOOLS],
