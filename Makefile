@@ -18,7 +18,8 @@ VENV_FLAGS ?=
 TORCH_SPEC ?= torch==2.13.0
 # The NVSHMEM wheel installed where nvcc is found, as pinned on a comment line of a recipe's
 # requirements.txt (tools/takeaway_venv.py installs every such NVIDIA wheel in the take-away venv):
-# the runtime library builds recipe 07's NVSHMEM source. Recipe 28's cuBLAS part is not in it.
+# the runtime library builds recipe 07's NVSHMEM source with its CUDA variant, and the tests
+# compile the NVSHMEM helper header. Recipe 28's cuBLAS part is not in it.
 RECIPE_REQUIREMENTS := $(wildcard cookbook/*/requirements.txt)
 NVSHMEM_SPEC = $(filter nvidia-nvshmem-%,$(shell $(PYTHON) -c 'from tools.takeaway_venv import nvidia_extras; print(*nvidia_extras())'))
 BUILD ?= _build
@@ -140,10 +141,16 @@ chromium-tool: ## install Chromium when it is missing (the browser tests)
 	  else echo "error: chromium is missing; install it (e.g. sudo apt-get install chromium) and re-run" >&2; exit 1; fi; }
 
 
+# The recipe library's CUDA variant is built where a GPU can run it (nvidia-smi lists one; gpu-check
+# builds it so too). Elsewhere it is CPU-only: each recipe's own build (recipe-zips) compiles every
+# CUDA source with nvcc already, and compiling them all again here, for two architectures, was
+# two thirds of this build. RUNTIME_CUDA=AUTO (at the first configure) builds them where nvcc is.
+RUNTIME_CUDA ?= $(if $(shell nvidia-smi -L 2>/dev/null | grep '^GPU'),AUTO,OFF)
+
 # Reconfigure when the venv changes: the toolchains found (CUDA, NVSHMEM) may differ.
 build/runtime/CMakeCache.txt: $(STAMP) | $(COMPILER_FACTS)/CMakeCache.txt
 	$(call phase,runtime,begin)
-	cmake -S runtime -B build/runtime -G Ninja -DPython_EXECUTABLE=$(PY)
+	cmake -S runtime -B build/runtime -G Ninja -DPython_EXECUTABLE=$(PY) -DFFI_COOKBOOK_CUDA=$(RUNTIME_CUDA)
 	@touch $@
 	$(call phase,runtime,end)
 

@@ -16,10 +16,17 @@ def test_library_loads_once():
     assert ffi_cookbook.library_path().name == "libffi_cookbook.so"
 
 
+def cuda_turned_off() -> bool:
+    """Whether the library's build was configured with FFI_COOKBOOK_CUDA=OFF (`make runtime`
+    does where no GPU is visible: each recipe's own build compiles the CUDA sources there)."""
+    cache = ffi_cookbook.library_path().parent / "CMakeCache.txt"
+    return cache.is_file() and "FFI_COOKBOOK_CUDA:STRING=OFF" in cache.read_text()
+
+
 def test_variants_match_toolchain():
     variants = ffi_cookbook.variants()
     assert variants[0] == "cpu"
-    assert ("cuda" in variants) == (shutil.which("nvcc") is not None)
+    assert ("cuda" in variants) == (shutil.which("nvcc") is not None and not cuda_turned_off())
 
 
 def test_recipe_kernels_are_in_the_library():
