@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import zlib
 from pathlib import Path
@@ -78,10 +79,21 @@ def sanitized_run() -> bool:
 
 
 def built_variants() -> list[str]:
-    """The device variants of the libraries the fuzz calls (the sanitizer run's: CPU only)."""
+    """The device variants of the libraries the fuzz calls: the recipe library's, and those the
+    recipe folders build wherever nvcc is found (CUDA; NVSHMEM where its wheel is), also where
+    `make` built the recipe library CPU-only. The sanitizer run's builds are CPU only."""
+    import shutil
+
     import ffi_cookbook
 
-    return ["cpu"] if sanitized_run() else ffi_cookbook.variants()
+    if sanitized_run():
+        return ["cpu"]
+    found = set(ffi_cookbook.variants())
+    if shutil.which("nvcc"):
+        found.add("cuda")
+        if importlib.util.find_spec("nvidia") and importlib.util.find_spec("nvidia.nvshmem"):
+            found.add("nvshmem")
+    return [v for v in ("cpu", "cuda", "nvshmem") if v in found]
 
 
 def projects() -> list[Path]:
