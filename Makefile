@@ -21,7 +21,7 @@ TORCH_SPEC ?= torch==2.13.0
 # the runtime library builds recipe 07's NVSHMEM source with its CUDA variant, and the tests
 # compile the NVSHMEM helper header. Recipe 28's cuBLAS part is not in it.
 RECIPE_REQUIREMENTS := $(wildcard cookbook/*/requirements.txt)
-NVSHMEM_SPEC = $(filter nvidia-nvshmem-%,$(shell $(PYTHON) -c 'from tools.takeaway_venv import nvidia_extras; print(*nvidia_extras())'))
+NVSHMEM_SPEC = $(filter nvidia-nvshmem-%,$(shell $(OUT_OF_TREE) $(PYTHON) -c 'from tools.takeaway_venv import nvidia_extras; print(*nvidia_extras())'))
 BUILD ?= _build
 PORT ?= 8000
 PYTEST_WORKERS ?= 2
@@ -266,7 +266,7 @@ RECIPE_FUZZ_CASES ?= 2000
 .PHONY: recipe-plan
 recipe-plan:
 	@test -n "$(R)" || { echo "usage: make recipe R=10 (a recipe's number or name)" >&2; exit 2; }
-	@$(PYTHON) -m tools.recipe_runs --plan $(R) --build $(abspath $(BUILD)) --stamp $(STAMP)
+	@$(OUT_OF_TREE) $(PYTHON) -m tools.recipe_runs --plan $(R) --build $(abspath $(BUILD)) --stamp $(STAMP)
 
 recipe: recipe-plan takeaway-venv runtime $(DOXYGEN_XML) recipe-zips ## one recipe's part of make test (zip, notebook, tests, page): make recipe R=10
 	$(call phase,recipe,begin)
@@ -303,7 +303,7 @@ serve: ## serve the built site on 127.0.0.1 (PORT=8000)
 # (its process group; tools/takeaway_venv.py --stop), so that nothing writes into $(BUILD)
 # while it goes.
 clean: ## remove _build/ and build/ (stopping the take-away venv being made in the background)
-	@$(PYTHON) -m tools.takeaway_venv --stop $(abspath $(BUILD))/takeaway-venv
+	@PYTHONDONTWRITEBYTECODE=1 $(PYTHON) -m tools.takeaway_venv --stop $(abspath $(BUILD))/takeaway-venv
 	rm -rf $(BUILD) build
 
 distclean: clean ## clean, and remove the venv too
