@@ -125,10 +125,6 @@ def declared(folder: Path) -> dict:
     return {"level": meta["level"], "order": meta["order"], "tools": tools}
 
 
-def level_of(recipe: catalog.Recipe) -> str:
-    return declared(recipe.folder)["level"]
-
-
 def reading_path(recipes: list[catalog.Recipe] | None = None) -> dict[str, list[catalog.Recipe]]:
     """Level -> its recipes in reading order, for every level of :data:`LEVELS` (in order)."""
     path: dict[str, list[tuple[int, catalog.Recipe]]] = {level: [] for level in LEVELS}

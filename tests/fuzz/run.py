@@ -39,11 +39,23 @@ def default_libraries() -> list[Path]:
             build = cmake_build(root / "cookbook" / name, verbose=False)  # tests/sanitize built it
         else:
             build = key and recipe and build_of_run(name, takeaway.recipe_files(name), root, key)
-            build = build or cmake_build(folder, verbose=False)
+            build = build or cmake_build(folder, *one_gpu_architecture(folder), verbose=False)
         libraries += [p for p in sorted(build.glob("lib*.so")) if exports(p)]
     libraries += [p for p in sorted(cmake_build(new_library_copy(), verbose=False).glob("lib*.so"))
                   if exports(p)]
     return libraries
+
+
+def one_gpu_architecture(folder: Path) -> list[str]:
+    """A recipe's wheel template with CUDA in project() (recipe 22's) compiles for one GPU
+    architecture here: the library is built to be called without a GPU, and the recipe's own
+    run (its README, in make test) builds the template for every architecture it names."""
+    import re
+
+    is_template = folder.name == "template" and folder.parent.parent == ROOT / "cookbook"
+    if is_template and re.search(r"project\([^)]*\bCUDA\b", (folder / "CMakeLists.txt").read_text()):
+        return ["-DCMAKE_CUDA_ARCHITECTURES=90-real"]
+    return []
 
 
 #: The package name the fuzz gives the library `ffi-cookbook new` writes.

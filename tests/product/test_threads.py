@@ -27,13 +27,18 @@ NONDETERMINISTIC = {"shmem_unique_id_nvshmem", "guide_empty_env", "guide_empty_l
 
 @pytest.fixture(scope="module")
 def functions():
-    found = []
+    """Each export once by name and signature, from the first library that has it (the recipe
+    library, then the folders': the same source compiled twice is called once, as the fuzz's
+    systematic pass does)."""
+    found, seen = [], set()
     for library in default_libraries():
         module = tvm_ffi.load_module(str(library))
         for name in exports(library):
             func = getattr(module, name)
             kinds = signature_of(func)
-            found.append((library.name, name, func, kinds, find_shapes(name, func, kinds)))
+            if (name, kinds) not in seen:
+                seen.add((name, kinds))
+                found.append((library.name, name, func, kinds, find_shapes(name, func, kinds)))
     return found
 
 

@@ -113,7 +113,7 @@ def test_first_kernel_in_a_fresh_venv(tmp_path):
     home = tmp_path / "reader"
     home.mkdir()
     # A reader's shell: no venv active, nothing of this checkout on PATH or sys.path.
-    drop = {"PYTHONPATH", "VIRTUAL_ENV", "PYTHONHOME", "PYTHONPYCACHEPREFIX"}
+    drop = {"PYTHONPATH", "VIRTUAL_ENV", "PYTHONHOME", "PYTHONPYCACHEPREFIX", "PYTHONDONTWRITEBYTECODE"}
     env = {k: v for k, v in os.environ.items() if k not in drop and not k.startswith(("FFI_COOKBOOK", "TVM_FFI"))}
     env["PATH"] = os.pathsep.join(p for p in env["PATH"].split(os.pathsep)
                                   if not Path(p).resolve().is_relative_to(ROOT))
