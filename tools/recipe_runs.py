@@ -129,6 +129,14 @@ def record_for(name: str, data: bytes, build: Path, key: str | None = None, runs
     return record
 
 
+def recorded_seconds(runs: Path, name: str) -> float | None:
+    """The seconds recipe ``name``'s last run in ``runs`` took (its README), or None without one."""
+    try:
+        return json.loads((runs / f"{name}.json").read_text())["seconds"]
+    except (OSError, ValueError, KeyError):
+        return None
+
+
 def passed(name: str, data: bytes, build: Path, key: str | None = None) -> bool:
     """Whether this very zip ran in today's venv and its README passed (see :func:`record_for`)."""
     record = record_for(name, data, build, key)
@@ -192,8 +200,8 @@ def run_timing_tests(build: Path, junit_dir: Path | None) -> int:
     venv, key = venv_at(build / "takeaway-venv"), inputs_key()
     failed = 0
     for name, files in timed.items():
-        if record_for(name, takeaway.zip_bytes(takeaway.recipe_files(name), name), build, key) is None:
-            print(f"{name}: no run of today's zip; taking it through the pipeline first", flush=True)
+        if not passed(name, takeaway.zip_bytes(takeaway.recipe_files(name), name), build, key):
+            print(f"{name}: no passing run of today's zip; taking it through the pipeline first", flush=True)
             run_recipe(name, build, key=key)
         folder = build / RUNS / name
         junit = build / RUNS / f"{name}.timing.xml"
@@ -234,16 +242,10 @@ def run_all(build: Path, workers: int) -> int:
 
     venv, key = venv_at(build / "takeaway-venv"), inputs_key()
 
-    def last_seconds(name: str) -> float:
-        try:
-            return json.loads((build / RUNS / f"{name}.json").read_text())["seconds"]
-        except (OSError, ValueError, KeyError):
-            return 0.0
-
     recipes = catalog.recipes()
     zips = [(r.name, takeaway.zip_bytes(takeaway.recipe_files(r.name), r.name)) for r in recipes]
     todo = [(name, data) for name, data in zips if not passed(name, data, build, key)]
-    todo.sort(key=lambda item: -last_seconds(item[0]))
+    todo.sort(key=lambda item: -(recorded_seconds(build / RUNS, item[0]) or 0.0))
     print(f"recipe zips to run: {len(todo)} ({len(recipes) - len(todo)} passed with today's zip already)", flush=True)
 
     def one(item) -> dict:

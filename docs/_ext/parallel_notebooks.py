@@ -80,10 +80,10 @@ def expected_seconds(folder: Path, notebooks: int) -> float:
     """About how long a folder's notebooks take, to start the long ones first: for a recipe's
     zip's folder, the seconds its README took there (a notebook builds and calls what its README
     built and tested: the two go together, 15's and 22's the longest); else 10 s a notebook."""
-    try:
-        return json.loads(folder.with_name(f"{folder.name}.json").read_text())["seconds"]
-    except (OSError, ValueError, KeyError):
-        return 10.0 * notebooks
+    from tools.recipe_runs import recorded_seconds
+
+    seconds = recorded_seconds(folder.parent, folder.name)
+    return 10.0 * notebooks if seconds is None else seconds
 
 
 def _execute_folder(folder: str, timeout: int, allow_errors: bool) -> list[tuple]:
