@@ -253,8 +253,9 @@ test-sanitize: venv $(COMPILER_FACTS)/CMakeCache.txt ## recipe tests and fuzz ag
 # One recipe's part of `make test` (R: its number or name, `make recipe R=10`). First it says what
 # it will build and roughly how long (after `make clean`: the runtime and the whole site), then:
 # its zip's README through the recipe pipeline (recipe-zips: tools/recipe_runs.py --all, which
-# runs every zip that changed or whose README failed, and fails when one fails); the site again (incremental), which executes the recipe's notebook when a file of its
-# folder changed; the snippets of the whole site, and
+# runs every zip that changed or whose README failed, and fails when one fails); the site again
+# (incremental), which executes the recipe's notebook when a file of its folder changed; the
+# snippets of the whole site, and
 # the site once more to label each block with how it was verified (as `make docs` does); the
 # tests of tests/site and tests/product that concern it (its zip, CMake, prose, claims, GPU
 # claims... and the checks of every built page: tests/one_recipe.py); the fuzz of the libraries

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import zlib
 from pathlib import Path
@@ -46,16 +45,23 @@ def default_libraries() -> list[Path]:
     return libraries
 
 
+#: The GPU architecture a library compiles for when it is built only to be called without a GPU.
+ONE_GPU_ARCHITECTURE = "-DCMAKE_CUDA_ARCHITECTURES=90-real"
+
+
+def names_cuda(folder: Path) -> bool:
+    """Whether the CMake project in ``folder`` names CUDA in project() (it needs nvcc to configure)."""
+    import re
+
+    return bool(re.search(r"project\([^)]*\bCUDA\b", (folder / "CMakeLists.txt").read_text()))
+
+
 def one_gpu_architecture(folder: Path) -> list[str]:
     """A recipe's wheel template with CUDA in project() (recipe 22's) compiles for one GPU
     architecture here: the library is built to be called without a GPU, and the recipe's own
     run (its README, in make test) builds the template for every architecture it names."""
-    import re
-
     is_template = folder.name == "template" and folder.parent.parent == ROOT / "cookbook"
-    if is_template and re.search(r"project\([^)]*\bCUDA\b", (folder / "CMakeLists.txt").read_text()):
-        return ["-DCMAKE_CUDA_ARCHITECTURES=90-real"]
-    return []
+    return [ONE_GPU_ARCHITECTURE] if is_template and names_cuda(folder) else []
 
 
 #: The package name the fuzz gives the library `ffi-cookbook new` writes.
@@ -97,13 +103,14 @@ def built_variants() -> list[str]:
     import shutil
 
     import ffi_cookbook
+    from tests.needs import nvshmem_available
 
     if sanitized_run():
         return ["cpu"]
     found = set(ffi_cookbook.variants())
     if shutil.which("nvcc"):
         found.add("cuda")
-        if importlib.util.find_spec("nvidia") and importlib.util.find_spec("nvidia.nvshmem"):
+        if nvshmem_available():
             found.add("nvshmem")
     return [v for v in ("cpu", "cuda", "nvshmem") if v in found]
 

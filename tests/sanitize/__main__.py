@@ -63,8 +63,10 @@ def flags_for(folder: Path) -> list[str]:
     """FLAGS, but CUDA stays on for a project that names it in project() (recipe 22's wheel
     template): it cannot configure without nvcc. Its CUDA code is not instrumented either way,
     so it compiles for one architecture only: it is there to link the library the fuzz calls."""
-    if re.search(r"project\([^)]*\bCUDA\b", (folder / "CMakeLists.txt").read_text()):
-        return [f for f in FLAGS if f != "-DCMAKE_CUDA_COMPILER=OFF"] + ["-DCMAKE_CUDA_ARCHITECTURES=90-real"]
+    from tests.fuzz.run import ONE_GPU_ARCHITECTURE, names_cuda
+
+    if names_cuda(folder):
+        return [f for f in FLAGS if f != "-DCMAKE_CUDA_COMPILER=OFF"] + [ONE_GPU_ARCHITECTURE]
     return FLAGS
 
 
