@@ -39,17 +39,6 @@ def test_nvshmem_header_compiles(tmp_path):
     nvcc_compile(tmp_path, "#include <ffi_cookbook/alloc_nvshmem.h>\n", "-rdc=true", f"-I{root}/include")
 
 
-@needs_nvcc
-def test_runtime_contains_cuda_variant():
-    import ffi_cookbook
-    from tests.product.test_runtime import cuda_turned_off
-
-    if cuda_turned_off():
-        pytest.skip("the recipe library was built CPU-only (make does where no GPU is visible)")
-    assert "cuda" in ffi_cookbook.variants()
-    assert "nvshmem" in ffi_cookbook.variants() or not nvshmem_available()
-
-
 @pytest.mark.parametrize("header", ["check.h", "dtype.h", "env_alloc.h", "alloc_cpu.h"])
 def test_cpu_header_compiles_alone_with_gxx(tmp_path, header):
     src = tmp_path / "probe.cc"

@@ -47,11 +47,30 @@ def test_helper_headers_come_from_the_folder_s_include(folder):
     assert names_include == uses_helpers, folder.name
 
 
-def test_cuda_architectures_are_set_one_way():
-    for folder in RECIPES:
-        text = (folder / "CMakeLists.txt").read_text()
-        if "enable_language(CUDA)" in text:
-            assert 'set(CMAKE_CUDA_ARCHITECTURES 80 90 CACHE STRING "GPU architectures to compile for")' in text, folder.name
+#: The one default of the GPU architectures, in every CMake file that compiles CUDA.
+CUDA_ARCHITECTURES = 'set(CMAKE_CUDA_ARCHITECTURES 80 90 CACHE STRING "GPU architectures to compile for")'
+
+
+def test_cuda_architectures_have_one_default():
+    """Every tracked CMake file that sets the GPU architectures (recipes, wheel templates, the
+    template `ffi-cookbook new` writes, the guides' code, the CMake package) sets the same
+    default, the same way; one that compiles CUDA without setting them would ask a GPU."""
+    import subprocess
+
+    tracked = subprocess.run(["git", "ls-files", "*CMakeLists.txt", "*.cmake"], cwd=ROOT,
+                             capture_output=True, text=True, check=True).stdout.split()
+    setting = {}
+    for name in tracked:
+        if name.startswith("conf/"):  # identifies the compilers for make's configures, compiles nothing
+            continue
+        text = (ROOT / name).read_text()
+        lines = [line.strip() for line in text.splitlines() if re.match(r"\s*set\(CMAKE_CUDA_ARCHITECTURES\b", line)]
+        if lines:
+            setting[name] = lines
+        elif re.search(r"enable_language\(CUDA\)|project\([^)]*\bCUDA\b", text):
+            raise AssertionError(f"{name} compiles CUDA without a default for CMAKE_CUDA_ARCHITECTURES")
+    assert {line for lines in setting.values() for line in lines} == {CUDA_ARCHITECTURES}, setting
+    assert len(setting) >= len(RECIPES) // 2 + 4, sorted(setting)
 
 
 WHEEL_TEMPLATES = {"13": ROOT / "cookbook/13-wheel-packaging/template", "22": ROOT / "cookbook/22-cuda-wheel/template",
@@ -81,7 +100,7 @@ def test_wheel_templates_agree():
     }
     for key, found in lines.items():
         assert shared <= found, (key, shared - found)
-    cuda = {'set(CMAKE_CUDA_ARCHITECTURES 80-real 90-real 100 CACHE STRING "GPU architectures to compile for")',
+    cuda = {CUDA_ARCHITECTURES,
             "set(CMAKE_CUDA_VISIBILITY_PRESET hidden)",
             "set_target_properties(@name@ PROPERTIES CUDA_RUNTIME_LIBRARY Static)"}
     for key in ("22", "new"):

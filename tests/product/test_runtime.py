@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import ffi_cookbook
+from tests.needs import needs_nvcc, nvshmem_available
 
 
 def test_library_loads_once():
@@ -27,6 +28,14 @@ def test_variants_match_toolchain():
     variants = ffi_cookbook.variants()
     assert variants[0] == "cpu"
     assert ("cuda" in variants) == (shutil.which("nvcc") is not None and not cuda_turned_off())
+
+
+@needs_nvcc
+def test_runtime_contains_cuda_variant():
+    if cuda_turned_off():
+        pytest.skip("the recipe library was built CPU-only (make does where no GPU is visible)")
+    assert "cuda" in ffi_cookbook.variants()
+    assert "nvshmem" in ffi_cookbook.variants() or not nvshmem_available()
 
 
 def test_recipe_kernels_are_in_the_library():

@@ -11,7 +11,7 @@
 #   FFI_COOKBOOK_CUDA      AUTO | ON | OFF   (AUTO: build CUDA sources when nvcc is found)
 #   FFI_COOKBOOK_NVSHMEM   AUTO | ON | OFF   (AUTO: when nvidia-nvshmem-cu13 headers are found)
 #   FFI_COOKBOOK_SANITIZE  "" | address | undefined | address,undefined
-#   CMAKE_CUDA_ARCHITECTURES defaults to "80;90" (set explicitly: no GPU to detect)
+#   CMAKE_CUDA_ARCHITECTURES defaults to 80 90 (set explicitly: no GPU to detect)
 #   CMAKE_BUILD_TYPE         defaults to Release
 include_guard(GLOBAL)
 
@@ -64,9 +64,7 @@ if(NOT FFI_COOKBOOK_CUDA STREQUAL "OFF")
   include(CheckLanguage)
   check_language(CUDA)
   if(CMAKE_CUDA_COMPILER)
-    if(NOT DEFINED CMAKE_CUDA_ARCHITECTURES)
-      set(CMAKE_CUDA_ARCHITECTURES "80;90")
-    endif()
+    set(CMAKE_CUDA_ARCHITECTURES 80 90 CACHE STRING "GPU architectures to compile for")
     enable_language(CUDA)
     find_package(CUDAToolkit REQUIRED)
     set(FFI_COOKBOOK_HAS_CUDA ON)
