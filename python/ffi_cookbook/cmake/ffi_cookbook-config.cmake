@@ -64,7 +64,11 @@ if(NOT FFI_COOKBOOK_CUDA STREQUAL "OFF")
   include(CheckLanguage)
   check_language(CUDA)
   if(CMAKE_CUDA_COMPILER)
-    set(CMAKE_CUDA_ARCHITECTURES 80 90 CACHE STRING "GPU architectures to compile for")
+    # Guarded: the project including this package may have set it as a plain variable, which
+    # set(CACHE) would remove under the policies of CMake 3.18 (CMP0126).
+    if(NOT DEFINED CMAKE_CUDA_ARCHITECTURES)
+      set(CMAKE_CUDA_ARCHITECTURES 80 90 CACHE STRING "GPU architectures to compile for")
+    endif()
     enable_language(CUDA)
     find_package(CUDAToolkit REQUIRED)
     set(FFI_COOKBOOK_HAS_CUDA ON)
